@@ -1,0 +1,53 @@
+# Shared helpers for the shell tools. Source it; do not run it.
+#   . "$(dirname "$0")/lib.sh"
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE_DIR=${NUMA_TCMALLOC_CACHE:-$REPO_ROOT/.cache}
+DISTDIR=$CACHE_DIR/distdir
+
+# One-line error and a non-zero exit: every tool fails the same way.
+die() {
+  echo "$(basename "$0"): error: $*" >&2
+  exit 1
+}
+
+note() {
+  echo "$(basename "$0"): $*" >&2
+}
+
+# pin VAR: the value of VAR in tcmalloc/pin.bzl (the single source of the pin).
+pin() {
+  local value
+  value=$(sed -n "s/^$1 = \"\(.*\)\"\$/\1/p" "$REPO_ROOT/tcmalloc/pin.bzl")
+  [ -n "$value" ] || die "tcmalloc/pin.bzl has no $1"
+  printf '%s\n' "$value"
+}
+
+# The tarball's file name inside the distdir: Bazel looks it up by the URL's basename.
+upstream_tarball() {
+  printf '%s/%s\n' "$DISTDIR" "$(basename "$(pin GPERFTOOLS_URL)")"
+}
+
+# entries FILE: the non-comment, non-blank lines of a series or manifest file.
+entries() {
+  sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^[[:space:]]*$/d' "$1"
+}
+
+# require CMD...: fail with one line if a tool is missing.
+require() {
+  local cmd
+  for cmd in "$@"; do
+    command -v "$cmd" >/dev/null 2>&1 || die "'$cmd' is not installed (run tools/bootstrap)"
+  done
+}
+
+# The Bazel command line every tool uses: offline stand-ins when tools/bootstrap set them up.
+bazel_cmd() {
+  local cmd=$1
+  shift
+  if [ -f "$REPO_ROOT/.bazelrc.offline" ]; then
+    (cd "$REPO_ROOT" && bazel "$cmd" --config=offline "$@")
+  else
+    (cd "$REPO_ROOT" && bazel "$cmd" "$@")
+  fi
+}
