@@ -57,7 +57,7 @@ def _gperftools_repository_impl(rctx):
         for name in _entries(rctx.read(rctx.attr.series)):
             _apply_patch(rctx, Label("//patches:" + name))
         for entry in _entries(rctx.read(rctx.attr.new_files)):
-            src, dst = entry.split()
+            src, dst = [field for field in entry.replace("\t", " ").split(" ") if field]
             rctx.symlink(_source_label(src), dst)
 
     # What ./configure would generate on Linux: the public version header and config.h.
