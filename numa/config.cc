@@ -1,0 +1,97 @@
+#include "numa/config.h"
+
+#include <sys/syscall.h>
+
+#include "numa/parse.h"
+#include "numa/syscall.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// Longest part of a bad value echoed back; keeps the warning one short line.
+constexpr int kMaxEcho = 40;
+
+// Appends `s` to buf[*len..cap); silently truncates.
+void Append(char* buf, int cap, int* len, const char* s) {
+  while (*s != '\0' && *len < cap) buf[(*len)++] = *s++;
+}
+
+// One write(2) per line so concurrent writers cannot split it.
+void Warn(const char* name, const char* value, const char* expected,
+          const char* fallback) {
+  char line[256];
+  const int cap = sizeof(line) - 1;  // room for the newline
+  int len = 0;
+  Append(line, cap, &len, "tcmalloc: ignoring ");
+  Append(line, cap, &len, name);
+  Append(line, cap, &len, "=");
+  int i = 0;
+  for (; value[i] != '\0' && i < kMaxEcho; ++i) {
+    // A control byte (say a newline) in the value must not break the line.
+    char c = value[i];
+    if (len < cap) line[len++] = (c < 0x20 || c == 0x7f) ? '?' : c;
+  }
+  if (value[i] != '\0') Append(line, cap, &len, "...");
+  Append(line, cap, &len, " (expected ");
+  Append(line, cap, &len, expected);
+  Append(line, cap, &len, "); using ");
+  Append(line, cap, &len, fallback);
+  line[len++] = '\n';
+  RawSyscall(SYS_write, 2, reinterpret_cast<long>(line), len);
+}
+
+// The knob's value, or null when unset or empty.
+const char* Get(GetenvFn getenv_fn, const char* name) {
+  const char* v = getenv_fn(name);
+  return (v != nullptr && v[0] != '\0') ? v : nullptr;
+}
+
+Mode ParseMode(const char* v) {
+  if (v == nullptr || StrEq(v, "auto")) return Mode::kAuto;
+  if (StrEq(v, "0")) return Mode::kOff;
+  if (StrEq(v, "1")) return Mode::kOn;
+  Warn("TCMALLOC_NUMA", v, "auto|0|1", "auto");
+  return Mode::kAuto;
+}
+
+BindPolicy ParsePolicy(const char* v) {
+  if (v == nullptr || StrEq(v, "preferred")) return BindPolicy::kPreferred;
+  if (StrEq(v, "bind")) return BindPolicy::kBind;
+  if (StrEq(v, "local")) return BindPolicy::kLocal;
+  Warn("TCMALLOC_NUMA_POLICY", v, "preferred|bind|local", "preferred");
+  return BindPolicy::kPreferred;
+}
+
+int ParseFakeNodes(const char* v) {
+  if (v == nullptr) return 0;
+  uint64_t n;
+  if (ParseUint(v, kMaxNodes, &n) && (n == 0 || n >= 2)) {
+    return static_cast<int>(n);
+  }
+  Warn("TCMALLOC_NUMA_FAKE_NODES", v, "2..64, or 0 for none", "none");
+  return 0;
+}
+
+bool ParseStats(const char* v) {
+  if (v == nullptr || StrEq(v, "0")) return false;
+  if (StrEq(v, "1")) return true;
+  Warn("TCMALLOC_NUMA_STATS", v, "0|1", "0");
+  return false;
+}
+
+}  // namespace
+
+Config ParseConfig(GetenvFn getenv_fn) {
+  Config c = kDefaultConfig;
+  if (getenv_fn == nullptr) return c;
+  c.mode = ParseMode(Get(getenv_fn, "TCMALLOC_NUMA"));
+  if (c.mode == Mode::kOff) return c;
+  c.policy = ParsePolicy(Get(getenv_fn, "TCMALLOC_NUMA_POLICY"));
+  c.fake_nodes = ParseFakeNodes(Get(getenv_fn, "TCMALLOC_NUMA_FAKE_NODES"));
+  c.stats = ParseStats(Get(getenv_fn, "TCMALLOC_NUMA_STATS"));
+  return c;
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

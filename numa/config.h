@@ -1,0 +1,47 @@
+// The TCMALLOC_NUMA* knobs (documented in docs/tuning.md) and their parsing.
+#ifndef NUMA_TCMALLOC_NUMA_CONFIG_H_
+#define NUMA_TCMALLOC_NUMA_CONFIG_H_
+
+#include <stdint.h>
+
+#include "numa/numa.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// TCMALLOC_NUMA.
+enum class Mode : uint8_t {
+  kAuto,  // "auto" (default): on when the process may use > 1 memory node
+  kOff,   // "0": vanilla; Init reads the environment and nothing else
+  kOn,    // "1": on even with one node
+};
+
+struct Config {
+  Mode mode;
+  BindPolicy policy;  // TCMALLOC_NUMA_POLICY
+  int fake_nodes;     // TCMALLOC_NUMA_FAKE_NODES: 0 (none) or 2..kMaxNodes
+  bool stats;         // TCMALLOC_NUMA_STATS
+};
+
+// The configuration when no knob is set.
+inline constexpr Config kDefaultConfig = {Mode::kAuto, BindPolicy::kPreferred,
+                                          0, false};
+
+using GetenvFn = const char* (*)(const char*);
+
+// Reads the knobs through `getenv_fn` (null: none set). An unset or empty
+// knob takes its default silently; any other unknown value takes its default
+// and writes exactly one warning line to stderr (fd 2), e.g.
+//   tcmalloc: ignoring TCMALLOC_NUMA_POLICY=foo (expected
+//   preferred|bind|local); using preferred
+// With TCMALLOC_NUMA=0 the other knobs are not read at all (vanilla).
+Config ParseConfig(GetenvFn getenv_fn);
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_CONFIG_H_

@@ -1,0 +1,60 @@
+#include "numa/mempolicy.h"
+
+#include <linux/mempolicy.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "numa/syscall.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// Room for every node the kernel may have: get_mempolicy wants maxnode >=
+// nr_node_ids (up to MAX_NUMNODES = 1024). Only the first 64 are used.
+constexpr int kMaskLongs = 1024 / (8 * sizeof(unsigned long));
+
+uint64_t Low64(const unsigned long* mask) {
+  uint64_t m = 0;
+  for (size_t bit = 0; bit < 64; bit += 8 * sizeof(unsigned long)) {
+    m |= static_cast<uint64_t>(mask[bit / (8 * sizeof(unsigned long))]) << bit;
+  }
+  return m;
+}
+
+}  // namespace
+
+bool QueryAllowedMems(uint64_t* allowed) {
+  unsigned long mask[kMaskLongs];
+  memset(mask, 0, sizeof(mask));
+  // maxnode is one more than the bits provided: the kernel copies maxnode - 1.
+  long r = RawSyscall(SYS_get_mempolicy, 0, reinterpret_cast<long>(mask),
+                      8 * sizeof(mask) + 1, 0, MPOL_F_MEMS_ALLOWED);
+  if (r != 0) return false;
+  *allowed = Low64(mask);
+  return true;
+}
+
+bool QueryTaskPolicy(int* mode, uint64_t* nodes) {
+  unsigned long mask[kMaskLongs];
+  memset(mask, 0, sizeof(mask));
+  int m = -1;
+  long r = RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(&m),
+                      reinterpret_cast<long>(mask), 8 * sizeof(mask) + 1, 0, 0);
+  if (r != 0) return false;
+  *mode = m & ~MPOL_MODE_FLAGS;
+  *nodes = Low64(mask);
+  return true;
+}
+
+uint64_t ApplyTaskPolicy(Mode mode, int policy, uint64_t policy_nodes,
+                         uint64_t allowed, bool* stay_off) {
+  *stay_off = false;
+  if (policy == MPOL_DEFAULT || policy == MPOL_LOCAL) return allowed;
+  if (policy == MPOL_BIND) return allowed & policy_nodes;
+  if (mode == Mode::kAuto) *stay_off = true;
+  return allowed;
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

@@ -1,0 +1,146 @@
+// The NUMA layer's state and the numa.h functions: Init decides once whether
+// the layer is active; after that every call is a few loads from State.
+#include "numa/numa.h"
+
+#include <string.h>
+
+#include "numa/bind.h"
+#include "numa/config.h"
+#include "numa/current_node.h"
+#include "numa/mempolicy.h"
+#include "numa/numa_testing.h"
+#include "numa/topology.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// Zero-initialized (no constructor runs): before Init, and whenever Init
+// decides against NUMA, `active` is false and every call answers "node 0".
+struct State {
+  bool active;
+  bool fake;
+  bool stats;
+  BindPolicy policy;
+  int num_nodes;
+  BindCounters counters;
+  Topology topo;
+};
+
+State g_state;
+
+void Reset() {
+  memset(&g_state, 0, sizeof(g_state));
+  g_state.policy = BindPolicy::kPreferred;
+}
+
+// What Init learns from the kernel (get_mempolicy), or a test's stand-in.
+struct KernelView {
+  bool from_kernel;       // true: ask the kernel; false: use the fields
+  uint64_t allowed;       // cpuset mems_allowed
+  int policy;             // the thread's memory policy mode
+  uint64_t policy_nodes;  // and its nodes
+};
+
+// Init's body: reads topology under `root`.
+void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
+  Reset();
+  const Config config = ParseConfig(getenv_fn);
+  // TCMALLOC_NUMA=0: vanilla, so no syscall beyond reading the environment.
+  if (config.mode == Mode::kOff) return;
+  g_state.policy = config.policy;
+  g_state.stats = config.stats;
+  State& s = g_state;
+
+  if (config.fake_nodes > 0) {
+    BuildFakeTopology(config.fake_nodes, &s.topo);
+    FinishTopology(&s.topo);
+    s.fake = true;
+    s.num_nodes = config.fake_nodes;
+    s.active = true;
+    return;
+  }
+
+  if (view.from_kernel && !QueryAllowedMems(&view.allowed)) return;
+  // One allowed node (the common single-socket case): one get_mempolicy is
+  // all auto mode costs; sysfs is not read.
+  if (config.mode == Mode::kAuto && PopCount(view.allowed) < 2) return;
+  if (view.from_kernel && !QueryTaskPolicy(&view.policy, &view.policy_nodes)) {
+    return;
+  }
+  bool stay_off;
+  const uint64_t allowed = ApplyTaskPolicy(
+      config.mode, view.policy, view.policy_nodes, view.allowed, &stay_off);
+  if (stay_off) return;
+  if (config.mode == Mode::kAuto && PopCount(allowed) < 2) return;
+
+  if (!ReadSysfsTopology(root, allowed, &s.topo) || !FinishTopology(&s.topo)) {
+    ClearTopology(&s.topo);
+    return;
+  }
+  const int usable = PopCount(s.topo.usable);
+  if (config.mode == Mode::kAuto && usable < 2) return;
+  s.num_nodes = HighestNode(s.topo.usable) + 1;
+  s.active = true;
+}
+
+}  // namespace
+
+void Init(const char* (*getenv_fn)(const char*)) {
+  InitFrom(getenv_fn, kSysfsNodeRoot, KernelView{true, 0, 0, 0});
+}
+
+void InitForTest(const char* sysfs_root, uint64_t allowed,
+                 const char* (*getenv_fn)(const char*), int task_policy,
+                 uint64_t task_policy_nodes) {
+  InitFrom(getenv_fn, sysfs_root,
+           KernelView{false, allowed, task_policy, task_policy_nodes});
+}
+
+void ResetForTest() { Reset(); }
+
+bool Active() { return g_state.active; }
+
+int NumNodes() { return g_state.active ? g_state.num_nodes : 1; }
+
+bool NodeUsable(int node) {
+  return g_state.active ? HasNode(g_state.topo.usable, node) : node == 0;
+}
+
+int CurrentNode() {
+  if (!g_state.active) return 0;
+  const int cpu = CurrentCpu();
+  if (cpu < 0 || cpu >= kMaxCpus) return g_state.topo.default_home;
+  return g_state.topo.cpu_node[cpu];
+}
+
+int FallbackOrder(int node, int out[kMaxNodes]) {
+  if (!g_state.active || node < 0 || node >= kMaxNodes) return 0;
+  const int len = g_state.topo.fallback_len[node];
+  for (int i = 0; i < len; ++i) out[i] = g_state.topo.fallback[node][i];
+  return len;
+}
+
+bool BindRange(void* start, size_t len, int node) {
+  if (!g_state.active || g_state.policy == BindPolicy::kLocal) return true;
+  if (g_state.fake) {
+    // Fake nodes do not exist in the kernel: never bind to them.
+    BumpCounter(&g_state.counters.skipped);
+    return true;
+  }
+  return MbindRange(start, len, node, g_state.policy, &g_state.counters);
+}
+
+uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
+uint64_t MbindFailures() { return LoadCounter(&g_state.counters.failures); }
+uint64_t BindSkipped() { return LoadCounter(&g_state.counters.skipped); }
+int MbindLastErrno() {
+  return __atomic_load_n(&g_state.counters.last_errno, __ATOMIC_RELAXED);
+}
+
+BindPolicy Policy() { return g_state.policy; }
+bool FakeTopology() { return g_state.fake; }
+bool StatsAtExit() { return g_state.stats; }
+
+}  // namespace numa
+}  // namespace tcmalloc

@@ -1,0 +1,79 @@
+// numa-tcmalloc's NUMA layer: the one interface the upstream patches call.
+//
+// Everything here runs inside malloc: no malloc, no stdio, no libnuma, no C++
+// runtime containers, no exceptions. Topology comes from raw syscalls
+// (get_mempolicy, getcpu) and malloc-free reads of /sys/devices/system/node.
+// All symbols are hidden so the library's exported ABI stays vanilla's.
+//
+// Inside the gperftools tree this file lives at src/numa/numa.h
+// (see tcmalloc/new_files.txt).
+#ifndef NUMA_TCMALLOC_NUMA_NUMA_H_
+#define NUMA_TCMALLOC_NUMA_NUMA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NUMA_TCMALLOC_HIDDEN __attribute__((visibility("hidden")))
+
+namespace tcmalloc {
+namespace numa {
+
+// Node ids are the kernel's. Per-node arrays are indexed by node id, so a
+// process confined to nodes {2,3} uses slots 2 and 3 only.
+inline constexpr int kMaxNodes = 64;
+
+// How fresh memory is bound to its heap's node (TCMALLOC_NUMA_POLICY).
+enum class BindPolicy : uint8_t {
+  kPreferred,  // MPOL_PREFERRED: the kernel may fall back; never OOM-kills.
+  kBind,       // MPOL_BIND: strict; the kernel OOM-kills rather than spill.
+  kLocal,      // no mbind at all; first touch decides.
+};
+
+// Reads the TCMALLOC_NUMA* knobs through `getenv_fn` (upstream passes
+// TCMallocGetenvSafe) and the topology, once. Unknown knob values print one
+// warning line on stderr and take the documented default. Never fails: any
+// error leaves the layer inactive (one node), which is vanilla behaviour.
+// Call it once, from one thread, before any other thread uses the layer (the
+// functions below read its state without locks). Knobs: docs/tuning.md.
+NUMA_TCMALLOC_HIDDEN void Init(const char* (*getenv_fn)(const char*));
+
+// True when more than one node heap is in use. When false, every other call
+// below is a constant (node 0) and makes no syscall.
+NUMA_TCMALLOC_HIDDEN bool Active();
+
+// Number of node slots: 1 when inactive, else (highest usable node id + 1).
+NUMA_TCMALLOC_HIDDEN int NumNodes();
+
+// True if `node` has memory the process may use (a heap can live there).
+NUMA_TCMALLOC_HIDDEN bool NodeUsable(int node);
+
+// The memory node that serves the calling thread: the node of the CPU it runs
+// on, or, for a CPU-only node, the nearest memory node. 0 when inactive.
+NUMA_TCMALLOC_HIDDEN int CurrentNode();
+
+// Writes the usable nodes other than `node`, nearest first (SLIT distance, ties
+// by node id), to `out`; returns how many. Memory-only nodes are included.
+NUMA_TCMALLOC_HIDDEN int FallbackOrder(int node, int out[kMaxNodes]);
+
+// Binds [start, start+len) to `node` with the configured policy, before the
+// first touch. Returns false if the kernel refused (counted, never fatal).
+// No-op returning true when inactive, with kLocal, or with a fake topology.
+NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
+
+// Counters for introspection (MallocExtension properties, stats).
+NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
+NUMA_TCMALLOC_HIDDEN uint64_t MbindFailures();
+// Added after the first draft of this interface:
+// BindRange calls a fake topology turned into no-ops (never mbind there).
+NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
+// errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
+NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
+
+NUMA_TCMALLOC_HIDDEN BindPolicy Policy();
+NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
+NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#endif  // NUMA_TCMALLOC_NUMA_NUMA_H_

@@ -1,0 +1,29 @@
+// Test-only entry points of the NUMA layer (tests/numa). The allocator never
+// calls these; they let unit tests build the layer's state from a fake sysfs
+// tree and a chosen allowed-mems mask instead of the machine's.
+#ifndef NUMA_TCMALLOC_NUMA_NUMA_TESTING_H_
+#define NUMA_TCMALLOC_NUMA_NUMA_TESTING_H_
+
+#include <stdint.h>
+
+#include "numa/numa.h"
+
+namespace tcmalloc {
+namespace numa {
+
+// Init, but reading topology under `sysfs_root` and taking `allowed` in
+// place of get_mempolicy(MPOL_F_MEMS_ALLOWED) and `task_policy` (an MPOL_*
+// mode; 0 is MPOL_DEFAULT) with `task_policy_nodes` in place of the thread's
+// memory policy. Counters are reset.
+NUMA_TCMALLOC_HIDDEN void InitForTest(const char* sysfs_root, uint64_t allowed,
+                                      const char* (*getenv_fn)(const char*),
+                                      int task_policy = 0,
+                                      uint64_t task_policy_nodes = 0);
+
+// Back to the state before any Init: inactive, counters zero.
+NUMA_TCMALLOC_HIDDEN void ResetForTest();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#endif  // NUMA_TCMALLOC_NUMA_NUMA_TESTING_H_

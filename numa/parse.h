@@ -1,0 +1,44 @@
+// Parsers for the kernel's text formats and for knob values. Pure functions
+// over a ByteStream or a C string: no allocation, no syscalls of their own.
+#ifndef NUMA_TCMALLOC_NUMA_PARSE_H_
+#define NUMA_TCMALLOC_NUMA_PARSE_H_
+
+#include <stdint.h>
+
+#include "numa/byte_stream.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// Called once per element of a list; returning false stops the parse (which
+// then fails).
+using RangeFn = bool (*)(void* ctx, uint32_t lo, uint32_t hi);
+
+// Parses a kernel list: elements "N" or "N-M" (N <= M) separated by commas
+// and/or whitespace, as in cpulist ("0-3,8-11\n"), online ("0,2") and
+// distance rows ("10 21\n"). An empty list is valid. Calls fn(ctx, lo, hi) for
+// each element, in order. False on malformed input or a read error.
+bool ParseRanges(ByteStream* in, RangeFn fn, void* ctx);
+
+// Parses a node list into a bit mask; ids >= 64 are counted in *beyond (may
+// be null) and left out of the mask.
+bool ParseNodeMask(ByteStream* in, uint64_t* mask, int* beyond);
+
+// Finds "MemTotal:" in a node's meminfo ("Node 0 MemTotal:  123 kB") and
+// stores its value. False if absent or malformed.
+bool ParseMemTotal(ByteStream* in, uint64_t* kb);
+
+// Parses a whole string of decimal digits no larger than `max`.
+bool ParseUint(const char* s, uint64_t max, uint64_t* out);
+
+// C string equality (no libc dependency, usable before anything else).
+bool StrEq(const char* a, const char* b);
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_PARSE_H_

@@ -1,0 +1,69 @@
+// The machine's NUMA topology as plain data, built once at Init from sysfs
+// (or made up for TCMALLOC_NUMA_FAKE_NODES), plus the derived tables the hot
+// paths read: which memory node serves each CPU, and per-node fallback order.
+#ifndef NUMA_TCMALLOC_NUMA_TOPOLOGY_H_
+#define NUMA_TCMALLOC_NUMA_TOPOLOGY_H_
+
+#include <stdint.h>
+
+#include "numa/numa.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// CPUs with higher ids are served by Topology::default_home.
+inline constexpr int kMaxCpus = 4096;
+inline constexpr uint8_t kNoNode = 0xff;
+inline constexpr char kSysfsNodeRoot[] = "/sys/devices/system/node";
+
+// POD: zero-initialized globals of this type need no constructor. All node
+// masks have bit i for node i; nodes >= kMaxNodes are not represented.
+struct Topology {
+  uint64_t online;     // nodes the kernel lists as online
+  uint64_t memory;     // nodes with memory
+  uint64_t with_cpus;  // nodes with at least one CPU
+  uint64_t allowed;    // get_mempolicy(MPOL_F_MEMS_ALLOWED) (cpuset)
+  uint64_t usable;     // memory & allowed: nodes a heap may live on
+  uint8_t default_home;
+  // Before FinishTopology: the kernel's node of each CPU (kNoNode if none).
+  // After: the usable node that serves the CPU ("home").
+  uint8_t cpu_node[kMaxCpus];
+  uint8_t distance[kMaxNodes][kMaxNodes];  // SLIT: distance[from][to]
+  uint8_t fallback_len[kMaxNodes];
+  uint8_t fallback[kMaxNodes][kMaxNodes];  // usable nodes but self, nearest 1st
+};
+
+// Resets *t to "nothing known" (no nodes, every CPU kNoNode).
+void ClearTopology(Topology* t);
+
+// Fills *t from `root` (normally kSysfsNodeRoot): online, has_memory (or each
+// node's meminfo MemTotal when has_memory is absent), nodeN/cpulist and
+// nodeN/distance, with `allowed` as the allowed-mems mask. False on any open
+// or parse error; then *t is unspecified. Call FinishTopology next.
+bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t);
+
+// Fills *t with `nodes` (2..kMaxNodes) fake memory nodes, all allowed, CPU c
+// on node c % nodes, distance 10 + 10 * |i - j| capped at 254 (SLIT's largest
+// finite distance). Call FinishTopology next.
+void BuildFakeTopology(int nodes, Topology* t);
+
+// Derives usable, the CPU homes and the fallback orders from the raw data.
+// A CPU's home is its own node if usable, else the nearest usable node that
+// has CPUs (ties by id); only if no usable node has CPUs may a memory-only
+// node be a home. False if no node is usable.
+bool FinishTopology(Topology* t);
+
+inline int PopCount(uint64_t m) { return __builtin_popcountll(m); }
+inline int HighestNode(uint64_t m) { return m ? 63 - __builtin_clzll(m) : -1; }
+inline bool HasNode(uint64_t m, int node) {
+  return node >= 0 && node < kMaxNodes && ((m >> node) & 1) != 0;
+}
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_TOPOLOGY_H_

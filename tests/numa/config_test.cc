@@ -1,0 +1,148 @@
+#include "numa/config.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/numa/fake_sysfs.h"
+#include "tests/numa/stderr_capture.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+using numa_test::CaptureStderr;
+using numa_test::FakeGetenv;
+using numa_test::SetFakeEnv;
+
+// Parses with the given environment; *warnings gets what went to stderr.
+Config ParseWith(std::vector<std::pair<std::string, std::string>> env,
+                 std::string* warnings) {
+  SetFakeEnv(std::move(env));
+  Config c;
+  *warnings = CaptureStderr([&] { c = ParseConfig(FakeGetenv); });
+  return c;
+}
+
+int Lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+void ExpectDefault(const Config& c) {
+  EXPECT_EQ(c.mode, Mode::kAuto);
+  EXPECT_EQ(c.policy, BindPolicy::kPreferred);
+  EXPECT_EQ(c.fake_nodes, 0);
+  EXPECT_FALSE(c.stats);
+}
+
+TEST(Config, DefaultsWhenUnset) {
+  std::string w;
+  ExpectDefault(ParseWith({}, &w));
+  EXPECT_EQ(w, "");
+  ExpectDefault(ParseConfig(nullptr));
+}
+
+TEST(Config, EmptyValuesMeanUnset) {
+  std::string w;
+  ExpectDefault(ParseWith({{"TCMALLOC_NUMA", ""},
+                           {"TCMALLOC_NUMA_POLICY", ""},
+                           {"TCMALLOC_NUMA_FAKE_NODES", ""},
+                           {"TCMALLOC_NUMA_STATS", ""}},
+                          &w));
+  EXPECT_EQ(w, "");
+}
+
+TEST(Config, AcceptsEveryDocumentedValue) {
+  std::string w;
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA", "auto"}}, &w).mode, Mode::kAuto);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA", "0"}}, &w).mode, Mode::kOff);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA", "1"}}, &w).mode, Mode::kOn);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_POLICY", "preferred"}}, &w).policy,
+            BindPolicy::kPreferred);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_POLICY", "bind"}}, &w).policy,
+            BindPolicy::kBind);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_POLICY", "local"}}, &w).policy,
+            BindPolicy::kLocal);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_FAKE_NODES", "2"}}, &w).fake_nodes, 2);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_FAKE_NODES", "64"}}, &w).fake_nodes, 64);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_FAKE_NODES", "0"}}, &w).fake_nodes, 0);
+  EXPECT_TRUE(ParseWith({{"TCMALLOC_NUMA_STATS", "1"}}, &w).stats);
+  EXPECT_FALSE(ParseWith({{"TCMALLOC_NUMA_STATS", "0"}}, &w).stats);
+  EXPECT_EQ(w, "");
+}
+
+struct BadValue {
+  const char* name;
+  const char* value;
+  const char* warning;
+};
+
+TEST(Config, BadValueWarnsOnceAndUsesDefault) {
+  const BadValue cases[] = {
+      {"TCMALLOC_NUMA", "yes",
+       "tcmalloc: ignoring TCMALLOC_NUMA=yes (expected auto|0|1); using "
+       "auto\n"},
+      {"TCMALLOC_NUMA_POLICY", "foo",
+       "tcmalloc: ignoring TCMALLOC_NUMA_POLICY=foo (expected "
+       "preferred|bind|local); using preferred\n"},
+      {"TCMALLOC_NUMA_POLICY", "BIND",
+       "tcmalloc: ignoring TCMALLOC_NUMA_POLICY=BIND (expected "
+       "preferred|bind|local); using preferred\n"},
+      {"TCMALLOC_NUMA_FAKE_NODES", "1",
+       "tcmalloc: ignoring TCMALLOC_NUMA_FAKE_NODES=1 (expected 2..64, or 0 "
+       "for none); using none\n"},
+      {"TCMALLOC_NUMA_FAKE_NODES", "65",
+       "tcmalloc: ignoring TCMALLOC_NUMA_FAKE_NODES=65 (expected 2..64, or 0 "
+       "for none); using none\n"},
+      {"TCMALLOC_NUMA_FAKE_NODES", "4x",
+       "tcmalloc: ignoring TCMALLOC_NUMA_FAKE_NODES=4x (expected 2..64, or 0 "
+       "for none); using none\n"},
+      {"TCMALLOC_NUMA_STATS", "true",
+       "tcmalloc: ignoring TCMALLOC_NUMA_STATS=true (expected 0|1); using "
+       "0\n"},
+  };
+  for (const BadValue& bad : cases) {
+    SCOPED_TRACE(std::string(bad.name) + "=" + bad.value);
+    std::string w;
+    ExpectDefault(ParseWith({{bad.name, bad.value}}, &w));
+    EXPECT_EQ(w, bad.warning);
+    EXPECT_EQ(Lines(w), 1);
+  }
+}
+
+TEST(Config, OneLinePerBadKnob) {
+  std::string w;
+  Config c = ParseWith({{"TCMALLOC_NUMA_POLICY", "x"},
+                        {"TCMALLOC_NUMA_STATS", "y"},
+                        {"TCMALLOC_NUMA_FAKE_NODES", "3"}},
+                       &w);
+  EXPECT_EQ(Lines(w), 2);
+  EXPECT_EQ(c.fake_nodes, 3);  // good knobs still apply
+}
+
+TEST(Config, LongOrControlValuesStayOneShortLine) {
+  std::string w;
+  ParseWith({{"TCMALLOC_NUMA_POLICY", "a\nb" + std::string(100, 'z')}}, &w);
+  EXPECT_EQ(Lines(w), 1);
+  EXPECT_EQ(w.back(), '\n');
+  EXPECT_NE(w.find("=a?bzzz"), std::string::npos) << w;
+  EXPECT_NE(w.find("z... (expected"), std::string::npos) << w;
+  EXPECT_LT(w.size(), 160u);
+}
+
+// TCMALLOC_NUMA=0 is vanilla: other knobs are not even read, so a bad one
+// prints nothing and a good one has no effect.
+TEST(Config, OffIgnoresOtherKnobs) {
+  std::string w;
+  Config c = ParseWith({{"TCMALLOC_NUMA", "0"},
+                        {"TCMALLOC_NUMA_POLICY", "bogus"},
+                        {"TCMALLOC_NUMA_FAKE_NODES", "4"},
+                        {"TCMALLOC_NUMA_STATS", "1"}},
+                       &w);
+  EXPECT_EQ(c.mode, Mode::kOff);
+  EXPECT_EQ(c.fake_nodes, 0);
+  EXPECT_FALSE(c.stats);
+  EXPECT_EQ(w, "");
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc

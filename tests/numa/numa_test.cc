@@ -1,0 +1,297 @@
+// The numa.h functions: inactive states, the fake topology, and BindRange
+// against this machine's real kernel.
+#include "numa/numa.h"
+
+#include <errno.h>
+#include <linux/mempolicy.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "numa/mempolicy.h"
+#include "numa/numa_testing.h"
+#include "numa/topology.h"
+#include "tests/numa/fake_sysfs.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+using numa_test::FakeGetenv;
+using numa_test::SetFakeEnv;
+using numa_test::WriteFakeSysfs;
+
+constexpr uint64_t kAll = ~uint64_t{0};
+
+std::vector<int> Fallback(int node) {
+  int out[kMaxNodes];
+  int n = FallbackOrder(node, out);
+  return std::vector<int>(out, out + n);
+}
+
+std::string TwoNodeTree() {
+  return WriteFakeSysfs("numa-two",
+                        {{0, "0", "10 21", 100}, {1, "1", "21 10", 100}});
+}
+
+// A page-aligned, untouched anonymous mapping, unmapped at scope exit.
+class Mapping {
+ public:
+  explicit Mapping(size_t len) : len_(len) {
+    p_ = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+              -1, 0);
+  }
+  ~Mapping() { munmap(p_, len_); }
+  void* get() const { return p_; }
+  size_t size() const { return len_; }
+
+ private:
+  void* p_;
+  size_t len_;
+};
+
+// The policy the kernel holds for the range at `addr`, and its node mask.
+int PolicyAt(void* addr, uint64_t* nodes) {
+  int mode = -1;
+  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
+  long r = syscall(SYS_get_mempolicy, &mode, mask, 1025, addr, MPOL_F_ADDR);
+  EXPECT_EQ(r, 0) << errno;
+  *nodes = mask[0];
+  return mode;
+}
+
+class NumaTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ResetForTest(); }
+  void TearDown() override { ResetForTest(); }
+};
+
+TEST_F(NumaTest, BeforeInitEverythingIsNodeZero) {
+  EXPECT_FALSE(Active());
+  EXPECT_EQ(NumNodes(), 1);
+  EXPECT_EQ(CurrentNode(), 0);
+  EXPECT_TRUE(NodeUsable(0));
+  EXPECT_FALSE(NodeUsable(1));
+  EXPECT_EQ(Fallback(0), std::vector<int>{});
+  Mapping m(1 << 16);
+  EXPECT_TRUE(BindRange(m.get(), m.size(), 0));
+  EXPECT_EQ(MbindCalls(), 0u);
+  EXPECT_FALSE(FakeTopology());
+  EXPECT_FALSE(StatsAtExit());
+}
+
+// The same two-node tree is active under auto and inactive under "0".
+TEST_F(NumaTest, OffIsInactiveEvenWithTwoNodes) {
+  const std::string root = TwoNodeTree();
+  SetFakeEnv({});
+  InitForTest(root.c_str(), kAll, FakeGetenv);
+  ASSERT_TRUE(Active());  // control
+  EXPECT_EQ(NumNodes(), 2);
+
+  SetFakeEnv({{"TCMALLOC_NUMA", "0"},
+              {"TCMALLOC_NUMA_STATS", "1"},
+              {"TCMALLOC_NUMA_FAKE_NODES", "8"}});
+  InitForTest(root.c_str(), kAll, FakeGetenv);
+  EXPECT_FALSE(Active());
+  EXPECT_FALSE(FakeTopology());
+  EXPECT_FALSE(StatsAtExit());
+  EXPECT_EQ(NumNodes(), 1);
+  EXPECT_EQ(CurrentNode(), 0);
+  EXPECT_FALSE(NodeUsable(1));
+  Mapping m(1 << 16);
+  EXPECT_TRUE(BindRange(m.get(), m.size(), 1));
+  EXPECT_EQ(MbindCalls(), 0u);
+}
+
+// auto needs two allowed nodes; "1" forces the layer on with one.
+TEST_F(NumaTest, AutoNeedsTwoNodesForceDoesNot) {
+  const std::string root = TwoNodeTree();
+  SetFakeEnv({{"TCMALLOC_NUMA", "auto"}});
+  InitForTest(root.c_str(), 0b01, FakeGetenv);
+  EXPECT_FALSE(Active());
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  InitForTest(root.c_str(), 0b01, FakeGetenv);
+  EXPECT_TRUE(Active());
+  EXPECT_EQ(NumNodes(), 1);
+  EXPECT_FALSE(NodeUsable(1));
+  // Both CPUs, including node 1's, are served by node 0.
+  EXPECT_EQ(CurrentNode(), 0);
+}
+
+// The thread's memory policy (numactl) is honoured: --membind narrows the
+// nodes, --interleave turns auto off, and "1" overrides interleave.
+TEST_F(NumaTest, TaskPolicyIsHonoured) {
+  const std::string root =
+      WriteFakeSysfs("numa-three", {{0, "0", "10 21 21", 100},
+                                    {1, "1", "21 10 21", 100},
+                                    {2, "2", "21 21 10", 100}});
+  SetFakeEnv({});
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_DEFAULT, 0);
+  ASSERT_TRUE(Active());  // control
+  EXPECT_EQ(NumNodes(), 3);
+
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b110);
+  ASSERT_TRUE(Active());
+  EXPECT_FALSE(NodeUsable(0));
+  EXPECT_TRUE(NodeUsable(1));
+  EXPECT_TRUE(NodeUsable(2));
+  EXPECT_NE(CurrentNode(), 0);  // node 0 is not allowed
+
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b001);
+  EXPECT_FALSE(Active());  // one node left
+
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_INTERLEAVE, 0b111);
+  EXPECT_FALSE(Active());
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_INTERLEAVE, 0b111);
+  EXPECT_TRUE(Active());
+  EXPECT_EQ(NumNodes(), 3);
+}
+
+TEST_F(NumaTest, KnobsAreReported) {
+  const std::string root = TwoNodeTree();
+  SetFakeEnv({{"TCMALLOC_NUMA_POLICY", "bind"}, {"TCMALLOC_NUMA_STATS", "1"}});
+  InitForTest(root.c_str(), kAll, FakeGetenv);
+  EXPECT_EQ(Policy(), BindPolicy::kBind);
+  EXPECT_TRUE(StatsAtExit());
+}
+
+// Runs the calling thread on `cpu`; false if the cpuset does not allow it.
+bool PinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+TEST_F(NumaTest, FakeTopologyRoundRobinAndNeverBinds) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "4"}});
+  // The sysfs root must not matter: a fake topology reads nothing.
+  InitForTest("/nonexistent", 0b1, FakeGetenv);
+  ASSERT_TRUE(Active());
+  EXPECT_TRUE(FakeTopology());
+  EXPECT_EQ(NumNodes(), 4);
+  for (int n = 0; n < 4; ++n) EXPECT_TRUE(NodeUsable(n));
+  EXPECT_FALSE(NodeUsable(4));
+  // Linear distances: from 1, nodes 0 and 2 tie at 20 (by id), 3 is at 30.
+  EXPECT_EQ(Fallback(1), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(Fallback(3), (std::vector<int>{2, 1, 0}));
+
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int checked = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &saved) || !PinTo(cpu)) continue;
+    EXPECT_EQ(sched_getcpu(), cpu);
+    EXPECT_EQ(CurrentNode(), cpu % 4) << "cpu " << cpu;
+    ++checked;
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_GT(checked, 0);
+
+  Mapping m(1 << 16);
+  EXPECT_TRUE(BindRange(m.get(), m.size(), 3));
+  EXPECT_TRUE(BindRange(m.get(), m.size(), 1));
+  EXPECT_EQ(MbindCalls(), 0u);
+  EXPECT_EQ(MbindFailures(), 0u);
+  EXPECT_EQ(BindSkipped(), 2u);
+  uint64_t nodes;
+  EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_DEFAULT);  // really untouched
+}
+
+// The machine's own topology, forced on so that one node is enough.
+class RealMachineTest : public NumaTest {
+ protected:
+  void InitReal(const char* policy) {
+    SetFakeEnv({{"TCMALLOC_NUMA", "1"}, {"TCMALLOC_NUMA_POLICY", policy}});
+    Init(FakeGetenv);
+    ASSERT_TRUE(Active()) << "sysfs or get_mempolicy unusable here";
+    ASSERT_TRUE(QueryAllowedMems(&allowed_));
+  }
+  // The lowest node id the process may not use.
+  int ForbiddenNode() const { return __builtin_ctzll(~allowed_); }
+  uint64_t allowed_ = 0;
+};
+
+TEST_F(RealMachineTest, PreferredBindsAllowedNode) {
+  InitReal("preferred");
+  const int node = __builtin_ctzll(allowed_);
+  EXPECT_TRUE(NodeUsable(node));
+  Mapping m(1 << 20);
+  ASSERT_TRUE(BindRange(m.get(), m.size(), node));
+  EXPECT_EQ(MbindCalls(), 1u);
+  EXPECT_EQ(MbindFailures(), 0u);
+  uint64_t nodes = 0;
+  EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_PREFERRED);
+  EXPECT_EQ(nodes, uint64_t{1} << node);
+}
+
+TEST_F(RealMachineTest, BindPolicyUsesMpolBind) {
+  InitReal("bind");
+  const int node = __builtin_ctzll(allowed_);
+  Mapping m(1 << 20);
+  ASSERT_TRUE(BindRange(m.get(), m.size(), node));
+  uint64_t nodes = 0;
+  EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_BIND);
+  EXPECT_EQ(nodes, uint64_t{1} << node);
+  // The memory is usable afterwards.
+  static_cast<char*>(m.get())[0] = 1;
+}
+
+TEST_F(RealMachineTest, LocalPolicyNeverCallsMbind) {
+  InitReal("local");
+  Mapping m(1 << 20);
+  EXPECT_TRUE(BindRange(m.get(), m.size(), __builtin_ctzll(allowed_)));
+  EXPECT_EQ(MbindCalls(), 0u);
+  uint64_t nodes = 0;
+  EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_DEFAULT);
+}
+
+TEST_F(RealMachineTest, ForbiddenNodeFailsCountedNotFatal) {
+  InitReal("preferred");
+  const int node = ForbiddenNode();
+  ASSERT_LT(node, kMaxNodes);
+  Mapping m(1 << 20);
+  EXPECT_FALSE(BindRange(m.get(), m.size(), node));
+  EXPECT_EQ(MbindCalls(), 1u);
+  EXPECT_EQ(MbindFailures(), 1u);
+  EXPECT_EQ(MbindLastErrno(), EINVAL);
+  uint64_t nodes = 0;
+  EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_DEFAULT);  // nothing changed
+
+  // Node ids the kernel's mask cannot hold never reach it.
+  EXPECT_FALSE(BindRange(m.get(), m.size(), -1));
+  EXPECT_FALSE(BindRange(m.get(), m.size(), kMaxNodes));
+  EXPECT_EQ(MbindFailures(), 3u);
+  // A misaligned start is the kernel's EINVAL too.
+  EXPECT_FALSE(BindRange(static_cast<char*>(m.get()) + 1, 4096,
+                         __builtin_ctzll(allowed_)));
+  EXPECT_EQ(MbindFailures(), 4u);
+  // errno is the caller's, untouched by the failures.
+  errno = 1234;
+  BindRange(m.get(), m.size(), node);
+  EXPECT_EQ(errno, 1234);
+}
+
+TEST_F(RealMachineTest, CurrentNodeIsTheCpusHome) {
+  InitReal("preferred");
+  const int node = CurrentNode();
+  EXPECT_TRUE(NodeUsable(node)) << node;
+}
+
+// Auto mode on the real machine: active exactly when >1 node is allowed.
+TEST_F(NumaTest, AutoOnThisMachine) {
+  uint64_t allowed = 0;
+  ASSERT_TRUE(QueryAllowedMems(&allowed));
+  SetFakeEnv({});
+  Init(FakeGetenv);
+  EXPECT_EQ(Active(), __builtin_popcountll(allowed) > 1);
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
