@@ -1,0 +1,125 @@
+#include "numa/introspection.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "internal_logging.h"
+#include "page_heap.h"
+#include "static_vars.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+constexpr char kPrefix[] = "tcmalloc.numa.";
+constexpr char kNodePrefix[] = "node";
+
+// Parses "<digits>." at *p; advances past the dot. No strtol: it may touch
+// locale state, and this runs inside malloc's introspection.
+bool ParseNodeNumber(const char** p, int* node) {
+  const char* s = *p;
+  int value = 0;
+  int digits = 0;
+  while (*s >= '0' && *s <= '9' && digits < 3) {
+    value = value * 10 + (*s - '0');
+    ++s;
+    ++digits;
+  }
+  if (digits == 0 || *s != '.' || value >= kMaxNodes) return false;
+  *p = s + 1;
+  *node = value;
+  return true;
+}
+
+// Nodes below NumNodes() that have not allocated yet read as zero.
+bool NodeStats(int node, PageHeap::Stats* stats) {
+  if (node >= NumNodes()) return false;
+  SpinLockHolder h(Static::pageheap_lock());
+  if (!Static::pageheap()->NodeStatsLocked(node, stats)) {
+    *stats = PageHeap::Stats();
+  }
+  return true;
+}
+
+}  // namespace
+
+bool GetNumaProperty(const char* name, size_t* value) {
+  if (strncmp(name, kPrefix, sizeof(kPrefix) - 1) != 0) return false;
+  const char* key = name + sizeof(kPrefix) - 1;
+
+  if (strcmp(key, "active") == 0) {
+    *value = Active() ? 1 : 0;
+    return true;
+  }
+  if (strcmp(key, "num_nodes") == 0) {
+    *value = NumNodes();
+    return true;
+  }
+  if (strcmp(key, "mbind_calls") == 0) {
+    *value = MbindCalls();
+    return true;
+  }
+  if (strcmp(key, "mbind_failures") == 0) {
+    *value = MbindFailures();
+    return true;
+  }
+
+  if (strncmp(key, kNodePrefix, sizeof(kNodePrefix) - 1) != 0) return false;
+  const char* field = key + sizeof(kNodePrefix) - 1;
+  int node;
+  PageHeap::Stats stats;
+  if (!ParseNodeNumber(&field, &node) || !NodeStats(node, &stats)) {
+    return false;
+  }
+  if (strcmp(field, "pageheap_system_bytes") == 0) {
+    *value = stats.system_bytes;
+  } else if (strcmp(field, "pageheap_free_bytes") == 0) {
+    *value = stats.free_bytes;
+  } else if (strcmp(field, "pageheap_unmapped_bytes") == 0) {
+    *value = stats.unmapped_bytes;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void DumpNumaStats(TCMalloc_Printer* out) {
+  if (!Active()) return;
+  static const double MiB = 1048576.0;
+  out->printf("------------------------------------------------\n");
+  out->printf(
+      "NUMA: %d node slots; policy %s%s; %llu mbind calls, %llu failed\n",
+      NumNodes(),
+      Policy() == BindPolicy::kBind    ? "bind"
+      : Policy() == BindPolicy::kLocal ? "local"
+                                       : "preferred",
+      FakeTopology() ? " (fake topology)" : "",
+      static_cast<unsigned long long>(MbindCalls()),
+      static_cast<unsigned long long>(MbindFailures()));
+  for (int node = 0; node < NumNodes(); node++) {
+    PageHeap::Stats stats;
+    if (!NodeStats(node, &stats)) continue;
+    out->printf(
+        "NUMA node %2d: %8.1f MiB system; %8.1f MiB page heap free; "
+        "%8.1f MiB unmapped\n",
+        node, stats.system_bytes / MiB, stats.free_bytes / MiB,
+        stats.unmapped_bytes / MiB);
+  }
+}
+
+void MaybePrintNumaStatsAtExit() {
+  if (!StatsAtExit()) return;
+  // Stack buffer: this runs at exit, where malloc may be half torn down.
+  char buffer[8 << 10];
+  TCMalloc_Printer printer(buffer, sizeof(buffer));
+  if (Active()) {
+    DumpNumaStats(&printer);
+  } else {
+    printer.printf("NUMA: inactive (one node heap)\n");
+  }
+  ssize_t unused = write(STDERR_FILENO, buffer, strlen(buffer));
+  (void)unused;
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

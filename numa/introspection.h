@@ -1,0 +1,34 @@
+// Glue between the NUMA layer and gperftools' introspection: the
+// "tcmalloc.numa.*" MallocExtension properties and the per-node block of
+// GetStats. Compiled only inside the patched gperftools tree (it needs the
+// page heap), as src/numa/introspection.cc.
+#ifndef NUMA_TCMALLOC_NUMA_INTROSPECTION_H_
+#define NUMA_TCMALLOC_NUMA_INTROSPECTION_H_
+
+#include <stddef.h>
+
+#include "numa/numa.h"
+
+class TCMalloc_Printer;
+
+namespace tcmalloc {
+namespace numa {
+
+// Answers the "tcmalloc.numa.*" numeric properties; false for any other name
+// and for node numbers >= NumNodes() (a node that has not allocated yet reads 0):
+//   tcmalloc.numa.active, tcmalloc.numa.num_nodes,
+//   tcmalloc.numa.mbind_calls, tcmalloc.numa.mbind_failures,
+//   tcmalloc.numa.node<N>.pageheap_{system,free,unmapped}_bytes.
+NUMA_TCMALLOC_HIDDEN bool GetNumaProperty(const char* name, size_t* value);
+
+// Appends one line per node heap to GetStats output. Prints nothing unless
+// the layer is active, so single-node stats text stays vanilla's.
+NUMA_TCMALLOC_HIDDEN void DumpNumaStats(TCMalloc_Printer* out);
+
+// Writes the per-node block to stderr if TCMALLOC_NUMA_STATS=1 (at exit).
+NUMA_TCMALLOC_HIDDEN void MaybePrintNumaStatsAtExit();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#endif  // NUMA_TCMALLOC_NUMA_INTROSPECTION_H_

@@ -1,0 +1,173 @@
+// Per-node page heaps under a fake two-node topology, on any machine.
+//
+// TCMALLOC_NUMA_FAKE_NODES=2 maps CPU i to node i % 2 and never calls mbind,
+// so this exercises the page heap's node bookkeeping without a NUMA machine.
+// The allocator reads its knobs once at start-up, so main() re-executes the
+// binary with them set.
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "gperftools/malloc_extension.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+constexpr size_t kPageLevelBytes = 1 << 20;  // far above kMaxSize: a span
+
+size_t Property(const std::string& name) {
+  size_t value = 0;
+  EXPECT_TRUE(MallocExtension::instance()->GetNumericProperty(name.c_str(),
+                                                              &value))
+      << name;
+  return value;
+}
+
+size_t NodeProperty(int node, const char* field) {
+  return Property("tcmalloc.numa.node" + std::to_string(node) + "." + field);
+}
+
+// Runs the calling thread on `cpu`, which the fake topology puts on node
+// cpu % 2. Returns false on a one-CPU machine.
+bool PinToCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0 && sched_getcpu() == cpu;
+}
+
+class FakeTwoNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!PinToCpu(0) || !PinToCpu(1)) GTEST_SKIP() << "needs 2 CPUs";
+  }
+};
+
+TEST_F(FakeTwoNodes, LayerIsActiveWithTwoNodes) {
+  EXPECT_EQ(Property("tcmalloc.numa.active"), 1u);
+  EXPECT_EQ(Property("tcmalloc.numa.num_nodes"), 2u);
+  // The fake topology never binds: it must not touch real node 1.
+  EXPECT_EQ(Property("tcmalloc.numa.mbind_calls"), 0u);
+}
+
+TEST_F(FakeTwoNodes, EachNodeGrowsItsOwnHeap) {
+  for (int node = 0; node < 2; ++node) {
+    ASSERT_TRUE(PinToCpu(node));
+    const size_t before = NodeProperty(node, "pageheap_system_bytes");
+    void* p = malloc(64 * kPageLevelBytes);
+    ASSERT_NE(p, nullptr);
+    EXPECT_GE(NodeProperty(node, "pageheap_system_bytes"),
+              before + 64 * kPageLevelBytes)
+        << "node " << node << " did not grow its own heap";
+    free(p);
+    // The span went back to its owner's free list.
+    EXPECT_GE(NodeProperty(node, "pageheap_free_bytes") +
+                  NodeProperty(node, "pageheap_unmapped_bytes"),
+              64 * kPageLevelBytes);
+  }
+}
+
+TEST_F(FakeTwoNodes, FreedSpanIsNotReusedByTheOtherNode) {
+  ASSERT_TRUE(PinToCpu(0));
+  void* on_node0 = malloc(4 * kPageLevelBytes);
+  ASSERT_NE(on_node0, nullptr);
+  free(on_node0);  // now a free (not released) span of node 0
+
+  ASSERT_TRUE(PinToCpu(1));
+  void* on_node1 = malloc(4 * kPageLevelBytes);
+  ASSERT_NE(on_node1, nullptr);
+  EXPECT_NE(on_node1, on_node0) << "node 1 was handed node 0's free span";
+  free(on_node1);
+}
+
+TEST_F(FakeTwoNodes, FreeFromAnotherNodeReturnsSpanToOwner) {
+  ASSERT_TRUE(PinToCpu(0));
+  void* p = malloc(8 * kPageLevelBytes);
+  ASSERT_NE(p, nullptr);
+  const size_t free0 = NodeProperty(0, "pageheap_free_bytes");
+  const size_t free1 = NodeProperty(1, "pageheap_free_bytes");
+
+  ASSERT_TRUE(PinToCpu(1));
+  free(p);  // freed on node 1, owned by node 0
+
+  EXPECT_GE(NodeProperty(0, "pageheap_free_bytes") +
+                NodeProperty(0, "pageheap_unmapped_bytes"),
+            free0 + 8 * kPageLevelBytes);
+  EXPECT_LE(NodeProperty(1, "pageheap_free_bytes"), free1);
+}
+
+// Spans of different nodes never coalesce: every node's free and unmapped
+// bytes stay within what that node took from the system. A merge across
+// nodes would move one node's pages onto another node's lists.
+TEST_F(FakeTwoNodes, NoCrossNodeCoalescing) {
+  void* blocks[16];
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_TRUE(PinToCpu(i % 2));
+    blocks[i] = malloc((i + 1) * kPageLevelBytes / 2);
+    ASSERT_NE(blocks[i], nullptr);
+  }
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_TRUE(PinToCpu((i + 1) % 2));
+    free(blocks[i]);
+  }
+  for (int node = 0; node < 2; ++node) {
+    EXPECT_LE(NodeProperty(node, "pageheap_free_bytes") +
+                  NodeProperty(node, "pageheap_unmapped_bytes"),
+              NodeProperty(node, "pageheap_system_bytes"))
+        << "node " << node;
+  }
+}
+
+TEST_F(FakeTwoNodes, ReleasedMemoryIsAdoptedNotGrown) {
+  // Larger than anything node 1 ever held, so node 1 cannot serve it itself.
+  constexpr size_t kBytes = 200 * kPageLevelBytes;
+  ASSERT_TRUE(PinToCpu(0));
+  void* p = malloc(kBytes);
+  ASSERT_NE(p, nullptr);
+  free(p);
+  MallocExtension::instance()->ReleaseFreeMemory();  // node 0: unmapped
+
+  const size_t heap_before = Property("generic.heap_size");
+  ASSERT_TRUE(PinToCpu(1));
+  void* q = malloc(kBytes);
+  ASSERT_NE(q, nullptr);
+  // Released memory holds no pages, so node 1 takes it over instead of
+  // growing the heap.
+  EXPECT_EQ(Property("generic.heap_size"), heap_before);
+  free(q);
+}
+
+TEST_F(FakeTwoNodes, StatsShowOneLinePerNode) {
+  ASSERT_TRUE(PinToCpu(1));
+  free(malloc(kPageLevelBytes));
+  char buffer[64 << 10];
+  MallocExtension::instance()->GetStats(buffer, sizeof(buffer));
+  const std::string stats(buffer);
+  EXPECT_NE(stats.find("NUMA node  0:"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("NUMA node  1:"), std::string::npos) << stats;
+}
+
+TEST_F(FakeTwoNodes, UnknownNodePropertyIsRejected) {
+  size_t value;
+  EXPECT_FALSE(MallocExtension::instance()->GetNumericProperty(
+      "tcmalloc.numa.node63.pageheap_free_bytes", &value));
+  EXPECT_FALSE(MallocExtension::instance()->GetNumericProperty(
+      "tcmalloc.numa.node0.no_such_field", &value));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Knobs are read once at start-up: re-exec with them set.
+  if (getenv("TCMALLOC_NUMA_FAKE_NODES") == nullptr) {
+    setenv("TCMALLOC_NUMA_FAKE_NODES", "2", 1);
+    execv("/proc/self/exe", argv);
+    perror("execv /proc/self/exe");
+    return 1;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
