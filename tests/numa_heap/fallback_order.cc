@@ -1,0 +1,89 @@
+// Which node gives up memory when another node needs it: the nearest one.
+//
+// Run in a 4-node guest with linear SLIT distances (10 + 10*|i-j|), NUMA on.
+// A thread on node 0 allocates, frees and releases 64 MiB; then one on node 3
+// does the same with 128 MiB (too big to adopt node 0's span, so node 3 grows
+// its own). Both now hold a released, page-less span that any node may adopt.
+// A thread on node 2 asks for 64 MiB: it must adopt node 3's span (distance
+// 20), not node 0's (distance 30, but the lowest id), and not grow the heap.
+//
+// Prints "adopted-from: <node>" (or "none") and the heap growth in bytes.
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "gperftools/malloc_extension.h"
+
+namespace {
+
+constexpr size_t kBytes = 64 << 20;
+
+size_t Property(const std::string& name) {
+  size_t value = 0;
+  if (!MallocExtension::instance()->GetNumericProperty(name.c_str(), &value)) {
+    std::fprintf(stderr, "fallback_order: no property %s\n", name.c_str());
+    std::exit(2);
+  }
+  return value;
+}
+
+size_t Unmapped(int node) {
+  return Property("tcmalloc.numa.node" + std::to_string(node) +
+                  ".pageheap_unmapped_bytes");
+}
+
+void PinToNode(int node) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+                node);
+  FILE* f = std::fopen(path, "r");
+  int cpu = -1;
+  if (f == nullptr || std::fscanf(f, "%d", &cpu) != 1) {
+    std::fprintf(stderr, "fallback_order: node %d has no CPU\n", node);
+    std::exit(2);
+  }
+  std::fclose(f);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+// Runs on a thread pinned to `node`: allocate, touch, free, release.
+void LeaveReleasedSpan(int node, size_t bytes) {
+  std::thread([node, bytes] {
+    PinToNode(node);
+    char* p = static_cast<char*>(std::malloc(bytes));
+    for (size_t i = 0; i < bytes; i += 4096) p[i] = 1;
+    std::free(p);
+    MallocExtension::instance()->ReleaseFreeMemory();
+  }).join();
+}
+
+}  // namespace
+
+int main() {
+  if (Property("tcmalloc.numa.num_nodes") < 4) {
+    std::fprintf(stderr, "fallback_order: needs 4 active nodes\n");
+    return 2;
+  }
+  LeaveReleasedSpan(0, kBytes);
+  LeaveReleasedSpan(3, 2 * kBytes);
+  const size_t before0 = Unmapped(0);
+  const size_t before3 = Unmapped(3);
+  const size_t heap_before = Property("generic.heap_size");
+
+  PinToNode(2);
+  char* p = static_cast<char*>(std::malloc(kBytes));
+  // Used after the measurement, so the compiler cannot drop the malloc/free pair.
+  asm volatile("" : : "g"(p) : "memory");
+  const bool from0 = Unmapped(0) + kBytes <= before0;
+  const bool from3 = Unmapped(3) + kBytes <= before3;
+  std::printf("adopted-from: %s\n", from3 ? "3" : from0 ? "0" : "none");
+  std::printf("heap-growth: %zu\n", Property("generic.heap_size") - heap_before);
+  std::free(p);
+  return 0;
+}
