@@ -80,8 +80,9 @@ int main() {
   char* p = static_cast<char*>(std::malloc(kBytes));
   // Used after the measurement, so the compiler cannot drop the malloc/free pair.
   asm volatile("" : : "g"(p) : "memory");
-  const bool from0 = Unmapped(0) + kBytes <= before0;
-  const bool from3 = Unmapped(3) + kBytes <= before3;
+  // Half the block is margin enough: other small frees move a few pages.
+  const bool from0 = Unmapped(0) + kBytes / 2 <= before0;
+  const bool from3 = Unmapped(3) + kBytes / 2 <= before3;
   std::printf("adopted-from: %s\n", from3 ? "3" : from0 ? "0" : "none");
   std::printf("heap-growth: %zu\n", Property("generic.heap_size") - heap_before);
   std::free(p);
