@@ -80,6 +80,20 @@ bool ParseStats(const char* v) {
   return false;
 }
 
+RemoteFree ParseRemoteFree(const char* v) {
+  if (v == nullptr || StrEq(v, "owner")) return RemoteFree::kOwner;
+  if (StrEq(v, "local")) return RemoteFree::kLocal;
+  Warn("TCMALLOC_NUMA_REMOTE_FREE", v, "owner|local", "owner");
+  return RemoteFree::kOwner;
+}
+
+Migration ParseMigration(const char* v) {
+  if (v == nullptr || StrEq(v, "flush")) return Migration::kFlush;
+  if (StrEq(v, "drain")) return Migration::kDrain;
+  Warn("TCMALLOC_NUMA_MIGRATION", v, "flush|drain", "flush");
+  return Migration::kFlush;
+}
+
 }  // namespace
 
 Config ParseConfig(GetenvFn getenv_fn) {
@@ -90,6 +104,8 @@ Config ParseConfig(GetenvFn getenv_fn) {
   c.policy = ParsePolicy(Get(getenv_fn, "TCMALLOC_NUMA_POLICY"));
   c.fake_nodes = ParseFakeNodes(Get(getenv_fn, "TCMALLOC_NUMA_FAKE_NODES"));
   c.stats = ParseStats(Get(getenv_fn, "TCMALLOC_NUMA_STATS"));
+  c.remote_free = ParseRemoteFree(Get(getenv_fn, "TCMALLOC_NUMA_REMOTE_FREE"));
+  c.migration = ParseMigration(Get(getenv_fn, "TCMALLOC_NUMA_MIGRATION"));
   return c;
 }
 

@@ -20,14 +20,17 @@ enum class Mode : uint8_t {
 
 struct Config {
   Mode mode;
-  BindPolicy policy;  // TCMALLOC_NUMA_POLICY
-  int fake_nodes;     // TCMALLOC_NUMA_FAKE_NODES: 0 (none) or 2..kMaxNodes
-  bool stats;         // TCMALLOC_NUMA_STATS
+  BindPolicy policy;       // TCMALLOC_NUMA_POLICY
+  int fake_nodes;          // TCMALLOC_NUMA_FAKE_NODES: 0 (none) or 2..kMaxNodes
+  bool stats;              // TCMALLOC_NUMA_STATS
+  RemoteFree remote_free;  // TCMALLOC_NUMA_REMOTE_FREE
+  Migration migration;     // TCMALLOC_NUMA_MIGRATION
 };
 
 // The configuration when no knob is set.
-inline constexpr Config kDefaultConfig = {Mode::kAuto, BindPolicy::kPreferred,
-                                          0, false};
+inline constexpr Config kDefaultConfig = {
+    Mode::kAuto, BindPolicy::kPreferred, 0,
+    false,       RemoteFree::kOwner,     Migration::kFlush};
 
 using GetenvFn = const char* (*)(const char*);
 

@@ -3,12 +3,14 @@
 #include "numa/numa.h"
 
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "numa/bind.h"
 #include "numa/config.h"
 #include "numa/current_node.h"
 #include "numa/mempolicy.h"
 #include "numa/numa_testing.h"
+#include "numa/syscall.h"
 #include "numa/topology.h"
 
 namespace tcmalloc {
@@ -22,7 +24,11 @@ struct State {
   bool fake;
   bool stats;
   BindPolicy policy;
+  RemoteFree remote_free;
+  Migration migration;
   int num_nodes;
+  int list_nodes;
+  uint64_t list_counters[static_cast<int>(ListCounter::kNumCounters)];
   BindCounters counters;
   Topology topo;
 };
@@ -32,6 +38,22 @@ State g_state;
 void Reset() {
   memset(&g_state, 0, sizeof(g_state));
   g_state.policy = BindPolicy::kPreferred;
+  g_state.list_nodes = 1;
+}
+
+// Called once the layer is active with `num_nodes` slots.
+void Activate(int num_nodes) {
+  g_state.num_nodes = num_nodes;
+  g_state.active = true;
+  if (num_nodes <= kMaxListNodes) {
+    g_state.list_nodes = num_nodes;
+    return;
+  }
+  static const char kWarning[] =
+      "tcmalloc: more than 8 NUMA node slots; small objects share one set of "
+      "free lists (page-level memory stays per node)\n";
+  RawSyscall(SYS_write, 2, reinterpret_cast<long>(kWarning),
+             sizeof(kWarning) - 1);
 }
 
 // What Init learns from the kernel (get_mempolicy), or a test's stand-in.
@@ -50,14 +72,15 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   if (config.mode == Mode::kOff) return;
   g_state.policy = config.policy;
   g_state.stats = config.stats;
+  g_state.remote_free = config.remote_free;
+  g_state.migration = config.migration;
   State& s = g_state;
 
   if (config.fake_nodes > 0) {
     BuildFakeTopology(config.fake_nodes, &s.topo);
     FinishTopology(&s.topo);
     s.fake = true;
-    s.num_nodes = config.fake_nodes;
-    s.active = true;
+    Activate(config.fake_nodes);
     return;
   }
 
@@ -80,8 +103,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   }
   const int usable = PopCount(s.topo.usable);
   if (config.mode == Mode::kAuto && usable < 2) return;
-  s.num_nodes = HighestNode(s.topo.usable) + 1;
-  s.active = true;
+  Activate(HighestNode(s.topo.usable) + 1);
 }
 
 }  // namespace
@@ -139,6 +161,20 @@ int MbindLastErrno() {
 }
 
 BindPolicy Policy() { return g_state.policy; }
+RemoteFree RemoteFreePolicy() { return g_state.remote_free; }
+Migration MigrationPolicy() { return g_state.migration; }
+int ListNodes() { return g_state.active ? g_state.list_nodes : 1; }
+
+void AddToCounter(ListCounter c, uint64_t n) {
+  __atomic_fetch_add(&g_state.list_counters[static_cast<int>(c)], n,
+                     __ATOMIC_RELAXED);
+}
+
+uint64_t CounterValue(ListCounter c) {
+  return __atomic_load_n(&g_state.list_counters[static_cast<int>(c)],
+                         __ATOMIC_RELAXED);
+}
+
 bool FakeTopology() { return g_state.fake; }
 bool StatsAtExit() { return g_state.stats; }
 

@@ -29,6 +29,26 @@ enum class BindPolicy : uint8_t {
   kLocal,      // no mbind at all; first touch decides.
 };
 
+// Where a small object freed by a thread on another node goes
+// (TCMALLOC_NUMA_REMOTE_FREE).
+enum class RemoteFree : uint8_t {
+  kOwner,  // back to its owner node's central lists, in batches
+  kLocal,  // into the freeing thread's cache, for reuse there (vanilla speed)
+};
+
+// What a thread cache does with its old node's objects when it finds its
+// thread on a new node (TCMALLOC_NUMA_MIGRATION).
+enum class Migration : uint8_t {
+  kFlush,  // return them to their node's central lists at once
+  kDrain,  // keep them parked; they go back on overflow or scavenge
+};
+
+// Per-node small-object lists (central free lists and thread-cache lists) are
+// kept for node ids below this; the node id is packed into 3 bits of the size
+// class cached in the page map. With more node slots, small objects share one
+// set of lists (page-level memory stays per node); Init warns once.
+inline constexpr int kMaxListNodes = 8;
+
 // Reads the TCMALLOC_NUMA* knobs through `getenv_fn` (upstream passes
 // TCMallocGetenvSafe) and the topology, once. Unknown knob values print one
 // warning line on stderr and take the documented default. Never fails: any
@@ -70,6 +90,23 @@ NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
 NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
 
 NUMA_TCMALLOC_HIDDEN BindPolicy Policy();
+NUMA_TCMALLOC_HIDDEN RemoteFree RemoteFreePolicy();
+NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
+
+// Node slots with their own small-object lists: NumNodes() when active and
+// at most kMaxListNodes, else 1.
+NUMA_TCMALLOC_HIDDEN int ListNodes();
+
+// Small-object counters, bumped on slow paths only (relaxed atomics).
+enum class ListCounter : int {
+  kRemoteFreeObjects,  // objects a thread cache returned to another node
+  kThreadMigrations,   // thread caches that found their thread on a new node
+  kFlushedObjects,     // objects returned by the flush migration policy
+  kReroutedObjects,    // objects a central list handed on to their owner's list
+  kNumCounters,
+};
+NUMA_TCMALLOC_HIDDEN void AddToCounter(ListCounter c, uint64_t n);
+NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(ListCounter c);
 NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
 NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
 

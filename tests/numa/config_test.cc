@@ -31,6 +31,8 @@ void ExpectDefault(const Config& c) {
   EXPECT_EQ(c.policy, BindPolicy::kPreferred);
   EXPECT_EQ(c.fake_nodes, 0);
   EXPECT_FALSE(c.stats);
+  EXPECT_EQ(c.remote_free, RemoteFree::kOwner);
+  EXPECT_EQ(c.migration, Migration::kFlush);
 }
 
 TEST(Config, DefaultsWhenUnset) {
@@ -45,7 +47,9 @@ TEST(Config, EmptyValuesMeanUnset) {
   ExpectDefault(ParseWith({{"TCMALLOC_NUMA", ""},
                            {"TCMALLOC_NUMA_POLICY", ""},
                            {"TCMALLOC_NUMA_FAKE_NODES", ""},
-                           {"TCMALLOC_NUMA_STATS", ""}},
+                           {"TCMALLOC_NUMA_STATS", ""},
+                           {"TCMALLOC_NUMA_REMOTE_FREE", ""},
+                           {"TCMALLOC_NUMA_MIGRATION", ""}},
                           &w));
   EXPECT_EQ(w, "");
 }
@@ -66,6 +70,14 @@ TEST(Config, AcceptsEveryDocumentedValue) {
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_FAKE_NODES", "0"}}, &w).fake_nodes, 0);
   EXPECT_TRUE(ParseWith({{"TCMALLOC_NUMA_STATS", "1"}}, &w).stats);
   EXPECT_FALSE(ParseWith({{"TCMALLOC_NUMA_STATS", "0"}}, &w).stats);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_REMOTE_FREE", "owner"}}, &w).remote_free,
+            RemoteFree::kOwner);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_REMOTE_FREE", "local"}}, &w).remote_free,
+            RemoteFree::kLocal);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MIGRATION", "flush"}}, &w).migration,
+            Migration::kFlush);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MIGRATION", "drain"}}, &w).migration,
+            Migration::kDrain);
   EXPECT_EQ(w, "");
 }
 
@@ -98,6 +110,12 @@ TEST(Config, BadValueWarnsOnceAndUsesDefault) {
       {"TCMALLOC_NUMA_STATS", "true",
        "tcmalloc: ignoring TCMALLOC_NUMA_STATS=true (expected 0|1); using "
        "0\n"},
+      {"TCMALLOC_NUMA_REMOTE_FREE", "remote",
+       "tcmalloc: ignoring TCMALLOC_NUMA_REMOTE_FREE=remote (expected "
+       "owner|local); using owner\n"},
+      {"TCMALLOC_NUMA_MIGRATION", "never",
+       "tcmalloc: ignoring TCMALLOC_NUMA_MIGRATION=never (expected "
+       "flush|drain); using flush\n"},
   };
   for (const BadValue& bad : cases) {
     SCOPED_TRACE(std::string(bad.name) + "=" + bad.value);

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -16,6 +18,7 @@
 #include "numa/numa_testing.h"
 #include "numa/topology.h"
 #include "tests/numa/fake_sysfs.h"
+#include "tests/numa/stderr_capture.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -290,6 +293,33 @@ TEST_F(NumaTest, AutoOnThisMachine) {
   SetFakeEnv({});
   Init(FakeGetenv);
   EXPECT_EQ(Active(), __builtin_popcountll(allowed) > 1);
+}
+
+TEST_F(NumaTest, SmallObjectListsUpToEightNodes) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "8"}});
+  EXPECT_EQ(numa_test::CaptureStderr(
+                [] { InitForTest("/nonexistent", 0b1, FakeGetenv); }),
+            "");
+  EXPECT_EQ(ListNodes(), 8);
+}
+
+TEST_F(NumaTest, MoreThanEightNodesShareOneSetOfListsAndSayItOnce) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "9"}});
+  const std::string err = numa_test::CaptureStderr(
+      [] { InitForTest("/nonexistent", 0b1, FakeGetenv); });
+  EXPECT_EQ(NumNodes(), 9);
+  EXPECT_EQ(ListNodes(), 1);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("small objects share one set of free lists"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(NumaTest, ListCountersAdd) {
+  InitForTest("/nonexistent", 0b1, FakeGetenv);
+  const uint64_t before = CounterValue(ListCounter::kThreadMigrations);
+  AddToCounter(ListCounter::kThreadMigrations, 3);
+  EXPECT_EQ(CounterValue(ListCounter::kThreadMigrations), before + 3);
 }
 
 }  // namespace
