@@ -3,7 +3,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "central_freelist.h"
 #include "internal_logging.h"
+#include "numa/node_class.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -41,7 +43,58 @@ bool NodeStats(int node, PageHeap::Stats* stats) {
   return true;
 }
 
+// Bytes of free objects in node's central lists and transfer-cache slots.
+size_t CentralFreeBytes(int node) {
+  if (node >= Static::num_list_nodes()) return 0;
+  size_t bytes = 0;
+  for (unsigned cl = 1; cl < Static::num_size_classes(); ++cl) {
+    CentralFreeList& list = Static::central_cache()[NodeClass(node, cl)];
+    bytes += static_cast<size_t>(list.length() + list.tc_length()) *
+             Static::sizemap()->ByteSizeForClass(cl);
+  }
+  return bytes;
+}
+
+struct CounterName {
+  const char* name;
+  ListCounter counter;
+};
+constexpr CounterName kCounters[] = {
+    {"remote_free_objects", ListCounter::kRemoteFreeObjects},
+    {"thread_migrations", ListCounter::kThreadMigrations},
+    {"migration_flushed_objects", ListCounter::kFlushedObjects},
+    {"rerouted_objects", ListCounter::kReroutedObjects},
+};
+
+unsigned long long Counter(ListCounter c) {
+  return static_cast<unsigned long long>(CounterValue(c));
+}
+
 }  // namespace
+
+size_t CentralLength(unsigned cl) {
+  size_t n = 0;
+  for (int node = 0; node < Static::num_list_nodes(); ++node) {
+    n += Static::central_cache()[NodeClass(node, cl)].length();
+  }
+  return n;
+}
+
+size_t TransferLength(unsigned cl) {
+  size_t n = 0;
+  for (int node = 0; node < Static::num_list_nodes(); ++node) {
+    n += Static::central_cache()[NodeClass(node, cl)].tc_length();
+  }
+  return n;
+}
+
+size_t CentralOverheadBytes(unsigned cl) {
+  size_t n = 0;
+  for (int node = 0; node < Static::num_list_nodes(); ++node) {
+    n += Static::central_cache()[NodeClass(node, cl)].OverheadBytes();
+  }
+  return n;
+}
 
 bool GetNumaProperty(const char* name, size_t* value) {
   if (strncmp(name, kPrefix, sizeof(kPrefix) - 1) != 0) return false;
@@ -63,6 +116,16 @@ bool GetNumaProperty(const char* name, size_t* value) {
     *value = MbindFailures();
     return true;
   }
+  if (strcmp(key, "list_nodes") == 0) {
+    *value = Static::num_list_nodes();
+    return true;
+  }
+  for (const CounterName& c : kCounters) {
+    if (strcmp(key, c.name) == 0) {
+      *value = CounterValue(c.counter);
+      return true;
+    }
+  }
 
   if (strncmp(key, kNodePrefix, sizeof(kNodePrefix) - 1) != 0) return false;
   const char* field = key + sizeof(kNodePrefix) - 1;
@@ -71,7 +134,9 @@ bool GetNumaProperty(const char* name, size_t* value) {
   if (!ParseNodeNumber(&field, &node) || !NodeStats(node, &stats)) {
     return false;
   }
-  if (strcmp(field, "pageheap_system_bytes") == 0) {
+  if (strcmp(field, "central_cache_free_bytes") == 0) {
+    *value = CentralFreeBytes(node);
+  } else if (strcmp(field, "pageheap_system_bytes") == 0) {
     *value = stats.system_bytes;
   } else if (strcmp(field, "pageheap_free_bytes") == 0) {
     *value = stats.free_bytes;
@@ -96,14 +161,25 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       FakeTopology() ? " (fake topology)" : "",
       static_cast<unsigned long long>(MbindCalls()),
       static_cast<unsigned long long>(MbindFailures()));
+  out->printf(
+      "NUMA small objects: %d list nodes; remote frees %s; migration %s; "
+      "%llu remote-free objects, %llu thread migrations, %llu objects "
+      "flushed, %llu rerouted\n",
+      Static::num_list_nodes(),
+      RemoteFreePolicy() == RemoteFree::kLocal ? "local" : "owner",
+      MigrationPolicy() == Migration::kDrain ? "drain" : "flush",
+      Counter(ListCounter::kRemoteFreeObjects),
+      Counter(ListCounter::kThreadMigrations),
+      Counter(ListCounter::kFlushedObjects),
+      Counter(ListCounter::kReroutedObjects));
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;
     out->printf(
         "NUMA node %2d: %8.1f MiB system; %8.1f MiB page heap free; "
-        "%8.1f MiB unmapped\n",
+        "%8.1f MiB unmapped; %8.1f MiB central cache free\n",
         node, stats.system_bytes / MiB, stats.free_bytes / MiB,
-        stats.unmapped_bytes / MiB);
+        stats.unmapped_bytes / MiB, CentralFreeBytes(node) / MiB);
   }
 }
 

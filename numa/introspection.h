@@ -15,11 +15,23 @@ namespace tcmalloc {
 namespace numa {
 
 // Answers the "tcmalloc.numa.*" numeric properties; false for any other name
-// and for node numbers >= NumNodes() (a node that has not allocated yet reads 0):
-//   tcmalloc.numa.active, tcmalloc.numa.num_nodes,
+// and for node numbers >= NumNodes() (a node that has not allocated yet reads
+// 0):
+//   tcmalloc.numa.active, tcmalloc.numa.num_nodes, tcmalloc.numa.list_nodes,
 //   tcmalloc.numa.mbind_calls, tcmalloc.numa.mbind_failures,
-//   tcmalloc.numa.node<N>.pageheap_{system,free,unmapped}_bytes.
+//   tcmalloc.numa.remote_free_objects, tcmalloc.numa.thread_migrations,
+//   tcmalloc.numa.migration_flushed_objects, tcmalloc.numa.rerouted_objects,
+//   tcmalloc.numa.node<N>.pageheap_{system,free,unmapped}_bytes,
+//   tcmalloc.numa.node<N>.central_cache_free_bytes.
 NUMA_TCMALLOC_HIDDEN bool GetNumaProperty(const char* name, size_t* value);
+
+// Free objects of size class cl in the central lists (CentralLength), in
+// their transfer-cache slots (TransferLength), and the central lists' internal
+// fragmentation in bytes, summed over the list nodes. GetStats and
+// GetFreeListSizes keep reporting these totals, as in vanilla.
+NUMA_TCMALLOC_HIDDEN size_t CentralLength(unsigned cl);
+NUMA_TCMALLOC_HIDDEN size_t TransferLength(unsigned cl);
+NUMA_TCMALLOC_HIDDEN size_t CentralOverheadBytes(unsigned cl);
 
 // Appends one line per node heap to GetStats output. Prints nothing unless
 // the layer is active, so single-node stats text stays vanilla's.
