@@ -60,13 +60,21 @@ def _gperftools_repository_impl(rctx):
             src, dst = [field for field in entry.replace("\t", " ").split(" ") if field]
             rctx.symlink(_source_label(src), dst)
 
-    # What ./configure would generate on Linux: the public version header and config.h.
-    rctx.template(
-        "src/gperftools/tcmalloc.h",
-        "src/gperftools/tcmalloc.h.in",
-        substitutions = _version_substitutions(),
-    )
+    # What ./configure would generate on Linux: config.h and, before 2.17, the public
+    # version header (2.17 and later ship tcmalloc.h as it is).
+    if rctx.path("src/gperftools/tcmalloc.h.in").exists:
+        rctx.template(
+            "src/gperftools/tcmalloc.h",
+            "src/gperftools/tcmalloc.h.in",
+            substitutions = _version_substitutions(),
+        )
     rctx.symlink(rctx.attr.config_h, "bazel/config.h")
+
+    # Our overlay, not upstream's own Bazel files (2.17 and later ship BUILD.bazel and
+    # MODULE.bazel for Bzlmod, which Bazel 4.2 cannot read; docs/rebasing.md says why).
+    for name in ["BUILD.bazel", "BUILD", "MODULE.bazel", "WORKSPACE.bazel"]:
+        if rctx.path(name).exists:
+            rctx.delete(name)
     rctx.symlink(rctx.attr.build_file, "BUILD.bazel")
     rctx.file("WORKSPACE", 'workspace(name = "%s")\n' % rctx.name)
 
