@@ -1,0 +1,14 @@
+# Shared by tests/compare/run and lab_run: the libraries (built when missing),
+# a scratch directory and the tiny test program in it, as $tiny.
+for lib in libtcmalloc_minimal.so vanilla/libtcmalloc_minimal.so; do
+  [ -f "$REPO_ROOT/bazel-bin/$lib" ] && continue
+  note "building the numa and vanilla libraries"
+  bazel_cmd build --jobs=2 //:libtcmalloc_minimal.so //vanilla:libtcmalloc_minimal.so >/dev/null 2>&1 ||
+    die "bazel build failed (run it by hand to see why)"
+  break
+done
+require cc python3 git
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tiny=$tmp/tiny
+cc -O2 -o "$tiny" "$(dirname "${BASH_SOURCE[0]}")/tiny.c" -ldl || die "cannot compile tests/compare/tiny.c"
