@@ -121,8 +121,11 @@ plan_runs() {
 run_args() {
   local i=$1 prefix=$2 env
   shift 2
+  local preload=${ALLOC_LIB[$i]}
+  # The lab's placement recorder goes after the allocator (glibc: alone).
+  [ -z "${PRELOAD_EXTRA:-}" ] || preload=${preload:+$preload:}$PRELOAD_EXTRA
   IFS=$'\t' read -r -a env <<<"${ALLOC_ENV[$i]}"
-  RUN_ARGS=("$prefix" "${ALLOC_LIB[$i]}${PRELOAD_EXTRA:+:$PRELOAD_EXTRA}" "${env[@]}" "$@" -- "${CMD[@]}")
+  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- "${CMD[@]}")
 }
 
 progress_line() { printf '%s: [%d/%d] rep %d/%d %s\n' compare "$1" "$total_runs" "$2" "$reps" "$3"; }
@@ -160,13 +163,15 @@ run_in_lab() {
     done <"$out/runs.tsv"
     printf 'echo @@compare-runs-begin; (cd %q && tar -cf - runs | base64); echo @@compare-runs-end\n' "$guest"
   } >"$script"
+  # Our libraries are in the snapshot; peers' (jemalloc, ...) are shipped from the system.
   local ship_args=(--ship "$snap" --ship "$script" --ship /usr/bin/time)
+  for a in "${ALLOC_LIB[@]}"; do [ -z "$a" ] || [[ $a == "$snap"/* ]] || ship_args+=(--ship "$a"); done
   for a in "${ships[@]}"; do ship_args+=(--ship "$a"); done
   cmd_path=$(command -v -- "${CMD[0]}")
   case $cmd_path in /*) ship_args+=(--ship "$cmd_path") ;; esac
   note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm; progress is shown when it stops)"
   vm_out=$out/guest.out
-  "$REPO_ROOT/tools/numa-vm" -q --nodes "$lab_nodes" --mem-per-node 512M "${ship_args[@]}" \
+  "$REPO_ROOT/tools/numa-vm" -q --nodes "$lab_nodes" --mem-per-node 512M --timeout 1800 "${ship_args[@]}" \
     -- /usr/bin/bash "$script" >"$vm_out" || rc=$?
   [ "$rc" = 0 ] || die "the lab guest failed (tools/numa-vm status $rc; output: $vm_out)"
   sed -n '/^@@compare-runs-begin$/,/^@@compare-runs-end$/{/^@@/d;p}' "$vm_out" | base64 -d | tar -xf - -C "$out" ||
