@@ -71,7 +71,8 @@ check_inputs() {
   [ -z "$json_file" ] || [ -d "$(dirname -- "$json_file")" ] || die "--json: directory $(dirname -- "$json_file") does not exist"
   parse_allocators
   if [ -n "$max_ratio" ]; then
-    [[ " ${ALLOC_BASE[*]} " == *" vanilla "* ]] || die "--max-ratio compares against vanilla: add vanilla to --allocators"
+    # Ratios are taken against the plain vanilla column, without settings.
+    [[ " ${ALLOC_LABEL[*]} " == *" vanilla "* ]] || die "--max-ratio compares against vanilla: add vanilla to --allocators"
     [[ " ${ALLOC_BASE[*]} " == *" numa "* ]] || die "--max-ratio gates the numa allocators: add numa to --allocators"
   fi
   [ "${#ships[@]}" = 0 ] || [ -n "$lab_nodes" ] || die "--ship is for --lab N (files for the guest)"
