@@ -231,11 +231,13 @@ def cell(s, kind):
     return text
 
 
-def layer_state(runs):
+def layer_state(allocator, runs):
     """on / off / mixed, from the TCMALLOC_NUMA_STATS blocks of one allocator's runs."""
     stats = [r["numa_stats"] for r in runs if r["numa_stats"]]
     if not stats:
-        return "-"
+        # With TCMALLOC_NUMA=0 the library prints no statistics at all.
+        off = allocator["base"] == "numa" and allocator["env"].get("TCMALLOC_NUMA") == "0"
+        return "off (TCMALLOC_NUMA=0)" if off else "-"
     active = sum(s["active_processes"] for s in stats)
     if active == 0:
         return "off (one node heap)"
@@ -253,7 +255,8 @@ def table(allocators, runs, summary):
         status.append("0" if not bad else f"FAILED: {bad[0]['exit_status']} ({len(bad)}/{len(mine)} runs)")
     rows.append(["exit status", "", ""] + status)
     if any(r["numa_stats"] for r in runs):
-        rows.append(["numa layer", "", ""] + [layer_state([r for r in runs if r["allocator"] == n]) for n in names])
+        rows.append(["numa layer", "", ""] + [layer_state(a, [r for r in runs if r["allocator"] == a["name"]])
+                                              for a in allocators])
     for s in summary:
         if not s["allocators"]:
             continue
@@ -348,7 +351,7 @@ def main():
     allocators, runs = load_runs(args.dir, warn)
     catalogue, summary = summarize(allocators, runs, args.lab)
     text = table(allocators, runs, summary)
-    legend = ["", f"Cells: median [min-max] of {args.reps} runs; (N.NNx) = ratio to vanilla, "
+    legend = ["", f"Cells: median [min-max] of {args.reps} run{'s' if args.reps != 1 else ''}; (N.NNx) = ratio to vanilla, "
               "oriented so that above 1.00 is worse (allocator/vanilla for lower-is-better "
               "figures, vanilla/allocator for higher-is-better ones)."]
     if any(r["numa_stats"] for r in runs):
