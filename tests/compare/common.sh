@@ -9,6 +9,14 @@ for lib in libtcmalloc_minimal.so vanilla/libtcmalloc_minimal.so; do
 done
 require cc python3 git
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# Each tools/compare run leaves a directory with copies of both libraries
+# under out/compare/; the tests remove theirs (named in "run files in DIR/").
+remove_runs() {
+  local dir
+  sed -n "s|^compare: .* run files in \($REPO_ROOT/out/compare/[^/ ]*\)/\$|\1|p" "$tmp"/*.err 2>/dev/null |
+    while IFS= read -r dir; do rm -rf -- "$dir"; done
+  rm -rf "$tmp"
+}
+trap remove_runs EXIT
 tiny=$tmp/tiny
 cc -O2 -o "$tiny" "$(dirname "${BASH_SOURCE[0]}")/tiny.c" -ldl || die "cannot compile tests/compare/tiny.c"
