@@ -79,10 +79,20 @@ def parse_metrics(text, warn):
     return metrics
 
 
+def number_and_label(part):
+    """'64.0 MiB system' or 'system: 64.0 MiB' -> (value, unit, 'system'); None without a number."""
+    m = re.search(r"(-?[0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB)?(?![\w.])", part)
+    if not m:
+        return None
+    label = (part[:m.start()] + " " + part[m.end():]).replace(":", " ").strip()
+    return (float(m.group(1)), m.group(2), label) if label else None
+
+
 def parse_numa_stats(text):
     """The blocks TCMALLOC_NUMA_STATS=1 prints at exit, one per process, summed.
-    Keyed off labels ('<number> <label>' pairs), not positions, so that small
-    format changes across rebases still parse. None when no block was printed."""
+    Keyed off labels, not positions: each ';'- or ','-separated part is a number
+    (with a unit for sizes) and a label, in either order, so that small format
+    changes across rebases still parse. None when no block was printed."""
     stats = {"processes": 0, "active_processes": 0, "nodes": {}, "counters": {}}
     for line in text.splitlines():
         if not line.startswith("NUMA"):
@@ -90,20 +100,25 @@ def parse_numa_stats(text):
         node = re.match(r"NUMA node\s*(\d+)\s*:(.*)", line)
         if node:
             fields = stats["nodes"].setdefault(node.group(1), {})
-            for part in node.group(2).split(";"):
-                m = re.match(r"\s*([0-9.]+)\s*(B|KiB|MiB|GiB)\s+(.+)", part)
-                if m:
-                    key = slug(m.group(3)) + "_bytes"
-                    fields[key] = fields.get(key, 0) + round(float(m.group(1)) * UNIT_BYTES[m.group(2)])
+            for part in re.split(r"[;,]", node.group(2)):
+                parsed = number_and_label(part)
+                if parsed and (parsed[1] or "bytes" in parsed[2]):
+                    value, unit, label = parsed
+                    key = slug(label.replace("bytes", "")) + "_bytes"
+                    fields[key] = fields.get(key, 0) + round(value * UNIT_BYTES[unit or "B"])
             continue
         if line.startswith("NUMA:"):
             stats["processes"] += 1
-            if "inactive" not in line:
-                stats["active_processes"] += 1
-        for number, label in re.findall(r"(\d+)\s+([A-Za-z][A-Za-z -]*[A-Za-z])", line.split(":", 1)[-1]):
-            key = slug(label)
-            value = int(number)
-            counters = stats["counters"]
+            if "inactive" in line:
+                continue
+            stats["active_processes"] += 1
+        counters = stats["counters"]
+        for part in re.split(r"[;,]", line.split(":", 1)[-1]):
+            parsed = number_and_label(part)
+            if not parsed or parsed[1]:
+                continue
+            key = slug(parsed[2])
+            value = int(parsed[0])
             # Slot counts describe the process; the rest are events, summed over processes.
             counters[key] = max(counters.get(key, 0), value) if "node" in key else counters.get(key, 0) + value
     return stats if stats["processes"] else None
