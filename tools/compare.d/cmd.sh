@@ -168,8 +168,10 @@ run_in_lab() {
   local ship_args=(--ship "$snap" --ship "$script" --ship /usr/bin/time)
   for a in "${ALLOC_LIB[@]}"; do [ -z "$a" ] || [[ $a == "$snap"/* ]] || ship_args+=(--ship "$a"); done
   for a in "${ships[@]}"; do ship_args+=(--ship "$a"); done
+  # The program itself (./bench too: the guest keeps host paths and the current directory).
   cmd_path=$(command -v -- "${CMD[0]}")
-  case $cmd_path in /*) ship_args+=(--ship "$cmd_path") ;; esac
+  [[ $cmd_path == /* ]] || cmd_path=$PWD/$cmd_path
+  [ ! -f "$cmd_path" ] || ship_args+=(--ship "$cmd_path")
   note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm; progress is shown when it stops)"
   vm_out=$out/guest.out
   "$REPO_ROOT/tools/numa-vm" -q --nodes "$lab_nodes" --mem-per-node 512M --timeout 1800 "${ship_args[@]}" \
