@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by tests/compare/run and lab_run: the libraries (built when missing),
 # a scratch directory and the tiny test program in it, as $tiny.
 for lib in libtcmalloc_minimal.so vanilla/libtcmalloc_minimal.so; do

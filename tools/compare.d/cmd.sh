@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # the option variables are tools/compare's
 # Command mode of tools/compare (--cmd): sourced by tools/compare after its
 # option parsing, whose variables it reads. See docs/compare.md.
 
