@@ -1,0 +1,211 @@
+# shellcheck shell=bash disable=SC2154  # the option variables are tools/compare's
+# Command mode of tools/compare (--cmd): sourced by tools/compare after its
+# option parsing, whose variables it reads. See docs/compare.md.
+
+# run_one PREFIX LIB [NAME=VALUE...] -- CMD [ARG...]: one timed run, on the host
+# or, copied by `declare -f`, in a lab guest. Writes PREFIX.out and PREFIX.err
+# (the command's), PREFIX.time (GNU time's figures; then wall_us from bash's
+# clock, which has microseconds where time's %e has centiseconds; then rc, the
+# status time returned: the command's, or 128+N for signal N). Returns rc.
+run_one() {
+  local prefix=$1 lib=$2 t0 t1 rc=0 envs=()
+  shift 2
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  [ -z "$lib" ] || envs+=("LD_PRELOAD=$lib")
+  t0=$EPOCHREALTIME
+  /usr/bin/time -o "$prefix.time" -f 'wall=%e user=%U sys=%S rss_kib=%M' \
+    env -u LD_PRELOAD "${envs[@]}" "$@" >"$prefix.out" 2>"$prefix.err" </dev/null || rc=$?
+  t1=$EPOCHREALTIME
+  printf 'wall_us=%s\nrc=%s\n' $((10#${t1//[.,]/} - 10#${t0//[.,]/})) "$rc" >>"$prefix.time"
+  return "$rc"
+}
+
+is_assignment() { [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; }
+
+# parse_allocators: the --allocators specs (BASE[:NAME=VALUE]...) into the
+# ALLOC_* arrays. ALLOC_ENV holds each one's settings, tab-separated, in
+# increasing precedence: the tool's, --env, --numa-env (numa only), the spec's.
+parse_allocators() {
+  local specs spec base settings kv label env known
+  IFS=, read -r -a specs <<<"${allocators_arg:-vanilla,numa}"
+  [ "${#specs[@]}" -gt 0 ] || die "empty allocator list"
+  ALLOC_LABEL=() ALLOC_BASE=() ALLOC_LIB=() ALLOC_ENV=()
+  for spec in "${specs[@]}"; do
+    base=${spec%%:*}
+    known=0
+    for label in "${ALL_ALLOCATORS[@]}"; do [ "$base" = "$label" ] && known=1; done
+    [ "$known" = 1 ] || die "unknown allocator '$spec' (known: ${ALL_ALLOCATORS[*]}, each optionally followed by :NAME=VALUE settings)"
+    for label in "${ALLOC_LABEL[@]}"; do [ "$label" != "$spec" ] || die "allocator '$spec' is listed twice"; done
+    env=()
+    [ "$base" != numa ] || env+=(TCMALLOC_NUMA_STATS=1)
+    env+=("${cmd_envs[@]}")
+    [ "$base" != numa ] || env+=("${numa_envs[@]}")
+    if [ "$spec" != "$base" ]; then
+      IFS=: read -r -a settings <<<"${spec#*:}"
+      for kv in "${settings[@]}"; do
+        is_assignment "$kv" || die "allocator '$spec': '$kv' is not NAME=VALUE"
+        env+=("$kv")
+      done
+    fi
+    ALLOC_LABEL+=("$spec") ALLOC_BASE+=("$base") ALLOC_LIB+=("$(library "$base")")
+    ALLOC_ENV+=("$(IFS=$'\t'; echo "${env[*]}")")
+  done
+}
+
+# check_inputs: every refusal happens here, before anything is built or run.
+check_inputs() {
+  local kv a
+  [ -n "${cmd_string//[[:space:]]/}" ] || die "--cmd is empty: give the command to compare, e.g. --cmd './bench --size 10'"
+  # Split like a shell line (quotes honoured), but nothing is expanded or run.
+  mapfile -d '' -t CMD < <(python3 -c 'import shlex, sys; sys.stdout.write("".join(w + "\0" for w in shlex.split(sys.argv[1])))' "$cmd_string" 2>/dev/null || true)
+  [ "${#CMD[@]}" -gt 0 ] || die "--cmd: cannot split '$cmd_string' into words (unbalanced quotes?)"
+  command -v -- "${CMD[0]}" >/dev/null 2>&1 || die "--cmd: command '${CMD[0]}' not found"
+  for kv in "${cmd_envs[@]}" "${numa_envs[@]}"; do
+    is_assignment "$kv" || die "--env/--numa-env wants NAME=VALUE, got '$kv'"
+  done
+  if [ -n "$max_ratio" ]; then
+    [[ $max_ratio =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && [[ $max_ratio =~ [1-9] ]] ||
+      die "--max-ratio wants a positive number such as 1.02, got '$max_ratio'"
+  fi
+  [ -z "$gate_metric" ] || [ -n "$max_ratio" ] || die "--metric chooses the figure of --max-ratio; give --max-ratio too"
+  [ -z "$json_file" ] || [ -d "$(dirname -- "$json_file")" ] || die "--json: directory $(dirname -- "$json_file") does not exist"
+  parse_allocators
+  if [ -n "$max_ratio" ]; then
+    # Ratios are taken against the plain vanilla column, without settings.
+    [[ " ${ALLOC_LABEL[*]} " == *" vanilla "* ]] || die "--max-ratio compares against vanilla: add vanilla to --allocators"
+    [[ " ${ALLOC_BASE[*]} " == *" numa "* ]] || die "--max-ratio gates the numa allocators: add numa to --allocators"
+  fi
+  [ "${#ships[@]}" = 0 ] || [ -n "$lab_nodes" ] || die "--ship is for --lab N (files for the guest)"
+  if [ -n "$lab_nodes" ]; then
+    [[ $lab_nodes =~ ^[0-9]+$ ]] && [ "$lab_nodes" -ge 1 ] && [ "$lab_nodes" -le 16 ] ||
+      die "--lab wants 1-16 nodes, got '$lab_nodes'"
+    [ -z "$max_ratio" ] || die "--max-ratio with --lab: timings in the lab's emulated machine say nothing about speed"
+    # The lab's packages (tools/packages.txt, "NUMA lab"): the same checks as tools/numa-vm.
+    for a in qemu-system-x86_64 cpio xz cc; do
+      command -v "$a" >/dev/null 2>&1 || die "--lab needs '$a' (the lab's Debian packages: run tools/bootstrap)"
+    done
+    [ -x /bin/busybox ] || die "--lab needs the static busybox (Debian package busybox-static; run tools/bootstrap)"
+    for a in "${ships[@]}"; do [ -e "$a" ] || die "--ship: '$a' does not exist"; done
+  fi
+}
+
+# check_libraries: every allocator's library is there (after the build).
+check_libraries() {
+  local i lib
+  for i in "${!ALLOC_LABEL[@]}"; do
+    lib=${ALLOC_LIB[$i]}
+    [ -z "$lib" ] || [ -f "$lib" ] && continue
+    case ${ALLOC_BASE[$i]} in
+      numa | vanilla) die "allocator '${ALLOC_LABEL[$i]}' needs $lib (build it: run without --no-build)" ;;
+      *) die "allocator '${ALLOC_LABEL[$i]}' needs $lib (Debian package: $(package_of "${ALLOC_BASE[$i]}"))" ;;
+    esac
+  done
+}
+
+# plan_runs: runs.tsv (order, rep, file prefix, allocator index, its label). Interleaved: each
+# repetition runs every allocator, and the order rotates between repetitions
+# so that a slow drift of the machine spreads over all of them.
+plan_runs() {
+  local rep i a n=${#ALLOC_LABEL[@]} k=0
+  : >"$out/runs.tsv"
+  for ((rep = 1; rep <= reps; rep++)); do
+    for ((i = 0; i < n; i++)); do
+      k=$((k + 1))
+      a=$(((i + rep - 1) % n))
+      printf '%d\t%d\truns/r%03d\t%d\t%s\n' "$k" "$rep" "$k" "$a" "${ALLOC_LABEL[$a]}" >>"$out/runs.tsv"
+    done
+  done
+  total_runs=$k
+}
+
+# run_args INDEX PREFIX EXTRA_ENV...: run_one's arguments for one run.
+run_args() {
+  local i=$1 prefix=$2 env
+  shift 2
+  local preload=${ALLOC_LIB[$i]}
+  # The lab's placement recorder goes after the allocator (glibc: alone).
+  [ -z "${PRELOAD_EXTRA:-}" ] || preload=${preload:+$preload:}$PRELOAD_EXTRA
+  IFS=$'\t' read -r -a env <<<"${ALLOC_ENV[$i]}"
+  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- "${CMD[@]}")
+}
+
+progress_line() { printf '%s: [%d/%d] rep %d/%d %s\n' compare "$1" "$total_runs" "$2" "$reps" "$3"; }
+
+run_on_host() {
+  local k rep i prefix rc started=$SECONDS
+  while IFS=$'\t' read -r k rep prefix i _; do
+    progress_line "$k" "$rep" "${ALLOC_LABEL[$i]} ($((SECONDS - started)) s elapsed)" >&2
+    run_args "$i" "$out/$prefix"
+    rc=0
+    run_one "${RUN_ARGS[@]}" || rc=$?
+    [ "$rc" = 0 ] || note "run $k: exit status $rc under ${ALLOC_LABEL[$i]} (stderr: $out/$prefix.err)"
+  done <"$out/runs.tsv"
+}
+
+# run_in_lab: every run in one guest of tools/numa-vm. The guest script holds
+# run_one itself; the run files come back as a base64 tar on the guest's
+# stdout, between marker lines. numa_maps_at_exit.so, preloaded after the
+# allocator, records each process's anonymous pages per node as it exits.
+run_in_lab() {
+  local guest=/tmp/compare-runs script=$out/guest.sh k rep i prefix a cmd_path vm_out rc=0
+  local helper=$snap/numa_maps_at_exit.so
+  cc -O2 -shared -fPIC -o "$helper" "$REPO_ROOT/tools/compare.d/numa_maps_at_exit.c" ||
+    die "cannot build tools/compare.d/numa_maps_at_exit.c"
+  PRELOAD_EXTRA=$helper
+  {
+    echo 'set -u'
+    declare -f run_one
+    printf 'mkdir -p %q/runs\n' "$guest"
+    while IFS=$'\t' read -r k rep prefix i _; do
+      run_args "$i" "$guest/$prefix" "COMPARE_NUMA_MAPS=$guest/$prefix.maps"
+      printf 'echo %q >&2\n' "$(progress_line "$k" "$rep" "${ALLOC_LABEL[$i]} (in the guest)")"
+      printf '%q ' run_one "${RUN_ARGS[@]}"
+      echo '|| true'
+    done <"$out/runs.tsv"
+    printf 'echo @@compare-runs-begin; (cd %q && tar -cf - runs | base64); echo @@compare-runs-end\n' "$guest"
+  } >"$script"
+  # Our libraries are in the snapshot; peers' (jemalloc, ...) are shipped from the system.
+  local ship_args=(--ship "$snap" --ship "$script" --ship /usr/bin/time)
+  for a in "${ALLOC_LIB[@]}"; do [ -z "$a" ] || [[ $a == "$snap"/* ]] || ship_args+=(--ship "$a"); done
+  for a in "${ships[@]}"; do ship_args+=(--ship "$a"); done
+  # The program itself (./bench too: the guest keeps host paths and the current directory).
+  cmd_path=$(command -v -- "${CMD[0]}")
+  [[ $cmd_path == /* ]] || cmd_path=$PWD/$cmd_path
+  [ ! -f "$cmd_path" ] || ship_args+=(--ship "$cmd_path")
+  note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm; progress is shown when it stops)"
+  vm_out=$out/guest.out
+  "$REPO_ROOT/tools/numa-vm" -q --nodes "$lab_nodes" --mem-per-node 512M --timeout 1800 "${ship_args[@]}" \
+    -- /usr/bin/bash "$script" >"$vm_out" || rc=$?
+  [ "$rc" = 0 ] || die "the lab guest failed (tools/numa-vm status $rc; output: $vm_out)"
+  sed -n '/^@@compare-runs-begin$/,/^@@compare-runs-end$/{/^@@/d;p}' "$vm_out" | base64 -d | tar -xf - -C "$out" ||
+    die "no run files came back from the guest (output: $vm_out)"
+}
+
+cmd_main() {
+  check_inputs
+  [ "$build" = 0 ] || bootstrap_and_build //:libtcmalloc_minimal.so //vanilla:libtcmalloc_minimal.so
+  local started stamp rc=0 i
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  stamp=$(date -u +%Y%m%dT%H%M%SZ)
+  mkdir -p "$REPO_ROOT/out/compare"
+  # Two runs can start in the same second (CI jobs, the tests): the suffix keeps them apart.
+  out=$(mktemp -d "$REPO_ROOT/out/compare/$stamp-cmd-XXXX")
+  mkdir -p "$out/runs"
+  snap=$out/snapshot
+  snapshot_libraries "$snap"
+  parse_allocators # again: the library paths now name the snapshot
+  check_libraries
+  for i in "${!ALLOC_LABEL[@]}"; do
+    printf '%s\t%s\t%s\t%s\n' "${ALLOC_LABEL[$i]}" "${ALLOC_BASE[$i]}" "${ALLOC_LIB[$i]}" "${ALLOC_ENV[$i]}"
+  done >"$out/allocators.tsv"
+  plan_runs
+  note "$total_runs runs: ${CMD[*]} x ${ALLOC_LABEL[*]}, $reps reps; run files in $out/"
+  if [ -n "$lab_nodes" ]; then run_in_lab; else run_on_host; fi
+  python3 "$REPO_ROOT/tools/compare.d/report.py" --dir "$out" --cmd "$cmd_string" \
+    --command-line "$command_line" --started "$started" --reps "$reps" \
+    ${json_file:+--json "$json_file"} ${max_ratio:+--max-ratio "$max_ratio"} \
+    ${gate_metric:+--metric "$gate_metric"} ${lab_nodes:+--lab "$lab_nodes"} || rc=$?
+  note "report: $out/table.md, JSON: ${json_file:-$out/result.json}"
+  return "$rc"
+}

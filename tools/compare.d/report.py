@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""The report of `tools/compare --cmd`: reads the run files that tools/compare.d/cmd.sh
+left in a directory, prints the table, writes the JSON record (docs/compare.md has
+its schema) and applies the ratio gate.
+
+Exit status: 0; 1 when the gate fails (one line naming the figure) or cannot be
+applied; 2 when the command failed under some allocator (reported loudly)."""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import sys
+
+SCHEMA = "numa-tcmalloc/compare-cmd/1"
+PROG = "compare"
+# Built-in figures, measured for every run: name -> (unit, better).
+BUILTIN = {"wall": ("s", "lower"), "cpu": ("s", "lower"), "rss": ("KiB", "lower")}
+UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+MIB = 1 << 20
+
+
+def say(msg):
+    print(f"{PROG}: {msg}", file=sys.stderr)
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def slug(label):
+    return re.sub(r"[^a-z0-9]+", "_", label.strip().lower()).strip("_")
+
+
+def parse_time(text):
+    """GNU time's line (wall= user= sys= rss_kib=) plus wall_us= and rc= from run_one."""
+    fields = dict(re.findall(r"(\w+)=(-?[0-9.]+)", text))
+    rc = int(fields.get("rc", "-1"))
+    signal = re.search(r"terminated by signal (\d+)", text)
+    wall = int(fields["wall_us"]) / 1e6 if "wall_us" in fields else float(fields.get("wall", "nan"))
+    figures = {
+        "wall": wall,
+        "cpu": float(fields.get("user", "nan")) + float(fields.get("sys", "nan")),
+        "rss": float(fields.get("rss_kib", "nan")),
+    }
+    return figures, rc, int(signal.group(1)) if signal else None
+
+
+def parse_metrics(text, warn):
+    """METRIC name value [unit] [higher|lower]; the last line of a name wins."""
+    metrics = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) < 3 or words[0] != "METRIC":
+            continue
+        name, value, rest = words[1], words[2], words[3:]
+        try:
+            value = float(value)
+        except ValueError:
+            warn(f"ignoring '{line.strip()}': '{words[2]}' is not a number")
+            continue
+        if name in BUILTIN:
+            warn(f"ignoring METRIC {name}: the name is taken by a built-in figure")
+            continue
+        better = "lower"
+        unit = ""
+        for w in rest:
+            if w in ("higher", "lower"):
+                better = w
+            elif not unit:
+                unit = w
+        metrics[name] = (value, unit, better)
+    return metrics
+
+
+def number_and_label(part):
+    """'64.0 MiB system' or 'system: 64.0 MiB' -> (value, unit, 'system'); None without a number."""
+    m = re.search(r"(-?[0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB)?(?![\w.])", part)
+    if not m:
+        return None
+    label = (part[:m.start()] + " " + part[m.end():]).replace(":", " ").strip()
+    return (float(m.group(1)), m.group(2), label) if label else None
+
+
+def parse_numa_stats(text):
+    """The blocks TCMALLOC_NUMA_STATS=1 prints at exit, one per process, summed.
+    Keyed off labels, not positions: each ';'- or ','-separated part is a number
+    (with a unit for sizes) and a label, in either order, so that small format
+    changes across rebases still parse. None when no block was printed."""
+    stats = {"processes": 0, "active_processes": 0, "nodes": {}, "counters": {}}
+    for line in text.splitlines():
+        if not line.startswith("NUMA"):
+            continue
+        node = re.match(r"NUMA node\s*(\d+)\s*:(.*)", line)
+        if node:
+            fields = stats["nodes"].setdefault(node.group(1), {})
+            for part in re.split(r"[;,]", node.group(2)):
+                parsed = number_and_label(part)
+                if parsed and (parsed[1] or "bytes" in parsed[2]):
+                    value, unit, label = parsed
+                    key = slug(label.replace("bytes", "")) + "_bytes"
+                    fields[key] = fields.get(key, 0) + round(value * UNIT_BYTES[unit or "B"])
+            continue
+        if line.startswith("NUMA:"):
+            stats["processes"] += 1
+            if "inactive" in line:
+                continue
+            stats["active_processes"] += 1
+        counters = stats["counters"]
+        for part in re.split(r"[;,]", line.split(":", 1)[-1]):
+            parsed = number_and_label(part)
+            if not parsed or parsed[1]:
+                continue
+            key = slug(parsed[2])
+            value = int(parsed[0])
+            # Slot counts describe the process; the rest are events, summed over processes.
+            counters[key] = max(counters.get(key, 0), value) if "node" in key else counters.get(key, 0) + value
+    return stats if stats["processes"] else None
+
+
+def parse_placement(text):
+    """Lines 'pid=P N0=KiB N1=KiB ...' from numa_maps_at_exit.so, summed over processes."""
+    nodes = {}
+    processes = 0
+    for line in text.splitlines():
+        if not line.startswith("pid="):
+            continue
+        processes += 1
+        for node, kib in re.findall(r"\bN(\d+)=(\d+)", line):
+            nodes[node] = nodes.get(node, 0) + int(kib) * 1024
+    return {"processes": processes, "node_bytes": nodes} if processes else None
+
+
+def load_runs(d, warn):
+    allocators = []
+    for line in read(os.path.join(d, "allocators.tsv")).splitlines():
+        label, base, library, *env = line.split("\t")
+        allocators.append({"name": label, "base": base, "library": library or None,
+                           "env": dict(e.split("=", 1) for e in env if e)})
+    runs = []
+    for line in read(os.path.join(d, "runs.tsv")).splitlines():
+        order, rep, prefix, _, label = line.split("\t")
+        path = os.path.join(d, prefix)
+        figures, rc, signal = parse_time(read(path + ".time"))
+        metrics = parse_metrics(read(path + ".out"), warn)
+        runs.append({
+            "order": int(order), "rep": int(rep), "allocator": label,
+            "exit_status": rc, "signal": signal,
+            "figures": {**figures, **{k: v[0] for k, v in metrics.items()}},
+            "metric_info": {k: v[1:] for k, v in metrics.items()},
+            "numa_stats": parse_numa_stats(read(path + ".err")),
+            "placement": parse_placement(read(path + ".maps")),
+            "stdout": path + ".out", "stderr": path + ".err",
+        })
+    return allocators, runs
+
+
+def info_figures(run, lab_nodes):
+    """Per-run figures that describe what happened, not how fast: no ratio.
+    Placement lists every node of the guest, those without pages too."""
+    out = {}
+    st = run["numa_stats"]
+    if st:
+        for node, fields in sorted(st["nodes"].items(), key=lambda kv: int(kv[0])):
+            if "system_bytes" in fields:
+                out[f"numa.node{node}.system"] = (fields["system_bytes"] / MIB, "MiB")
+        for key, name in (("remote_free_objects", "numa.remote_frees"), ("thread_migrations", "numa.migrations")):
+            if key in st["counters"]:
+                out[name] = (st["counters"][key], "objects" if "objects" in key else "")
+    pl = run["placement"]
+    if pl:
+        total = sum(pl["node_bytes"].values()) or 1
+        nodes = max([lab_nodes or 0] + [int(n) + 1 for n in pl["node_bytes"]])
+        for node in range(nodes):
+            b = pl["node_bytes"].get(str(node), 0)
+            out[f"placement.node{node}"] = (b / MIB, "MiB")
+            out[f"placement.node{node}.share"] = (100.0 * b / total, "%")
+    return out
+
+
+def ratio(value, base, better):
+    """Oriented so that above 1 is worse than vanilla, whatever the direction."""
+    if value is None or base is None:
+        return None
+    num, den = (value, base) if better == "lower" else (base, value)
+    if den == 0:
+        return 1.0 if num == 0 else float("inf")
+    return num / den
+
+
+def summarize(allocators, runs, lab_nodes):
+    catalogue = {}  # name -> {unit, better, kind}
+    for name, (unit, better) in BUILTIN.items():
+        catalogue[name] = {"unit": unit, "better": better, "kind": "measure", "source": "built-in"}
+    for run in runs:
+        for name, (unit, better) in run.pop("metric_info").items():
+            catalogue.setdefault(name, {"unit": unit, "better": better, "kind": "measure", "source": "METRIC"})
+    info = {}
+    for run in runs:
+        for name, (value, unit) in info_figures(run, lab_nodes).items():
+            run["figures"][name] = value
+            info.setdefault(name, {"unit": unit, "better": None, "kind": "info", "source": name.split(".")[0]})
+    # What the allocator did (numa.*), then where the pages went (placement.*).
+    for name in sorted(info, key=lambda n: (info[n]["source"] != "numa", list(info).index(n))):
+        catalogue[name] = info[name]
+    summary = []
+    for name, meta in catalogue.items():
+        per = {}
+        for a in allocators:
+            values = [r["figures"][name] for r in runs if r["allocator"] == a["name"] and name in r["figures"]]
+            if values:
+                per[a["name"]] = {"median": statistics.median(values), "min": min(values),
+                                  "max": max(values), "runs": len(values)}
+        base = per.get("vanilla", {}).get("median")
+        for a, s in per.items():
+            s["ratio"] = ratio(s["median"], base, meta["better"]) if meta["kind"] == "measure" and a != "vanilla" else None
+        summary.append({"figure": name, **meta, "allocators": per})
+    return catalogue, summary
+
+
+def fmt(x):
+    if x is None:
+        return "-"
+    if x != x:
+        return "nan"
+    a = abs(x)
+    if a >= 1000 or x == int(x):
+        return f"{x:.0f}"
+    return f"{x:.1f}" if a >= 10 else f"{x:.3g}"
+
+
+def cell(s, kind):
+    if s is None:
+        return "-"
+    text = fmt(s["median"])
+    if s["runs"] > 1 and s["min"] != s["max"]:
+        text += f" [{fmt(s['min'])}-{fmt(s['max'])}]"
+    if kind == "measure" and s.get("ratio") is not None:
+        text += f" ({s['ratio']:.2f}x)"
+    return text
+
+
+def layer_state(allocator, runs):
+    """on / off / mixed, from the TCMALLOC_NUMA_STATS blocks of one allocator's runs."""
+    stats = [r["numa_stats"] for r in runs if r["numa_stats"]]
+    if not stats:
+        # With TCMALLOC_NUMA=0 the library prints no statistics at all.
+        off = allocator["base"] == "numa" and allocator["env"].get("TCMALLOC_NUMA") == "0"
+        return "off (TCMALLOC_NUMA=0)" if off else "-"
+    active = sum(s["active_processes"] for s in stats)
+    if active == 0:
+        return "off (one node heap)"
+    slots = max(s["counters"].get("node_slots", 0) for s in stats)
+    return f"on ({slots} node slots)" if active == sum(s["processes"] for s in stats) else "on in some processes"
+
+
+def table(allocators, runs, summary):
+    names = [a["name"] for a in allocators]
+    rows = [["figure", "unit", "better"] + names]
+    status = []
+    for n in names:
+        mine = [r for r in runs if r["allocator"] == n]
+        bad = [r for r in mine if r["exit_status"] != 0]
+        status.append("0" if not bad else f"FAILED: {bad[0]['exit_status']} ({len(bad)}/{len(mine)} runs)")
+    rows.append(["exit status", "", ""] + status)
+    if any(r["numa_stats"] for r in runs):
+        rows.append(["numa layer", "", ""] + [layer_state(a, [r for r in runs if r["allocator"] == a["name"]])
+                                              for a in allocators])
+    for s in summary:
+        if not s["allocators"]:
+            continue
+        rows.append([s["figure"], s["unit"], s["better"] or ""] +
+                    [cell(s["allocators"].get(n), s["kind"]) for n in names])
+    widths = [max(3, *(len(r[j]) for r in rows)) for j in range(len(rows[0]))]
+    lines = []
+    for i, r in enumerate(rows):
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        if i == 0:
+            lines.append("| " + " | ".join("-" * w for w in widths) + " |")
+    return "\n".join(lines)
+
+
+def gate(args, catalogue, summary, allocators):
+    """None when no gate was asked for, else its record; prints one line."""
+    if args.max_ratio is None:
+        return None
+    name = args.metric or "wall"
+    meta = catalogue.get(name)
+    if meta is None or meta["kind"] != "measure":
+        known = " ".join(n for n, m in catalogue.items() if m["kind"] == "measure")
+        say(f"gate: no figure '{name}' to gate on (figures: {known})")
+        return {"metric": name, "max_ratio": args.max_ratio, "passed": False, "error": "unknown figure", "checked": []}
+    per = next(s for s in summary if s["figure"] == name)["allocators"]
+    checked = []
+    for a in allocators:
+        if a["base"] != "numa":
+            continue
+        s = per.get(a["name"])
+        r = s["ratio"] if s else None
+        checked.append({"allocator": a["name"], "ratio": r,
+                        "passed": r is not None and r <= args.max_ratio})
+    record = {"metric": name, "better": meta["better"], "max_ratio": args.max_ratio,
+              "passed": bool(checked) and all(c["passed"] for c in checked), "checked": checked}
+    worst = max(checked, key=lambda c: float("inf") if c["ratio"] is None else c["ratio"], default=None)
+    if worst is None:
+        say(f"gate: no numa allocator ran, nothing to check against {args.max_ratio}")
+        return record
+    base = per.get("vanilla", {}).get("median")
+    mine = per.get(worst["allocator"], {}).get("median")
+    how = "numa/vanilla" if meta["better"] == "lower" else "vanilla/numa, higher is better"
+    detail = (f"{name} median ratio {how}: {worst['ratio']:.3f}" if worst["ratio"] is not None
+              else f"{name}: no value under {worst['allocator']}")
+    detail += f" ({worst['allocator']} {fmt(mine)}, vanilla {fmt(base)} {meta['unit']})".replace(" )", ")")
+    others = sum(1 for c in checked if not c["passed"]) - 1
+    if record["passed"]:
+        say(f"gate passed: {detail} <= {args.max_ratio:g}")
+    else:
+        say(f"gate FAILED: {detail} > {args.max_ratio:g}" + (f" (and {others} more allocator(s))" if others > 0 else ""))
+    return record
+
+
+def failures(allocators, runs):
+    """Loud report of non-zero exits, one block per allocator; returns their records."""
+    out = []
+    for a in allocators:
+        bad = [r for r in runs if r["allocator"] == a["name"] and r["exit_status"] != 0]
+        if not bad:
+            continue
+        first = bad[0]
+        how = f"signal {first['signal']}" if first["signal"] else f"status {first['exit_status']}"
+        say(f"FAILED: the command exited with {how} under {a['name']} "
+            f"({len(bad)} of {sum(r['allocator'] == a['name'] for r in runs)} runs); its stderr: {first['stderr']}")
+        for line in read(first["stderr"]).splitlines()[-3:]:
+            say(f"  | {line}")
+        out.append({"allocator": a["name"], "runs": [r["order"] for r in bad],
+                    "exit_statuses": sorted({r["exit_status"] for r in bad})})
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--cmd", required=True)
+    p.add_argument("--command-line", required=True)
+    p.add_argument("--started", required=True)
+    p.add_argument("--reps", type=int, required=True)
+    p.add_argument("--json")
+    p.add_argument("--max-ratio", type=float)
+    p.add_argument("--metric")
+    p.add_argument("--lab", type=int)
+    args = p.parse_args()
+
+    warned = set()
+
+    def warn(msg):
+        if msg not in warned:
+            warned.add(msg)
+            say(msg)
+
+    allocators, runs = load_runs(args.dir, warn)
+    catalogue, summary = summarize(allocators, runs, args.lab)
+    text = table(allocators, runs, summary)
+    legend = ["", f"Cells: median [min-max] of {args.reps} run{'s' if args.reps != 1 else ''}; (N.NNx) = ratio to vanilla, "
+              "oriented so that above 1.00 is worse (allocator/vanilla for lower-is-better "
+              "figures, vanilla/allocator for higher-is-better ones)."]
+    if any(r["numa_stats"] for r in runs):
+        legend.append("numa.*: what the allocator did, from TCMALLOC_NUMA_STATS=1 at exit, "
+                      "summed over the command's processes (system = bytes each node's heap took).")
+    if args.lab:
+        legend.append(f"Run in a {args.lab}-node guest of the NUMA lab: timings (wall, cpu, METRIC) are "
+                      "NOT meaningful for speed (emulated memory has no remote latency); placement is. "
+                      "placement.*: anonymous pages mapped per node at exit (/proc/self/numa_maps).")
+    print(text + "\n".join(legend))
+    with open(os.path.join(args.dir, "table.md"), "w") as f:
+        f.write(text + "\n".join(legend) + "\n")
+
+    failed = failures(allocators, runs)
+    gate_record = gate(args, catalogue, summary, allocators)
+    record = {
+        "schema": SCHEMA,
+        "command": shlex.split(args.cmd),
+        "command_line": args.command_line,
+        "started": args.started,
+        "reps": args.reps,
+        "lab": {"nodes": args.lab, "timings_meaningful": False} if args.lab else None,
+        "allocators": allocators,
+        "figures": catalogue,
+        "runs": runs,
+        "summary": summary,
+        "failures": failed,
+        "gate": gate_record,
+    }
+    # inf is not JSON: an unbounded ratio is written as null, with the gate record saying it failed.
+    def clean(x):
+        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+    body = json.dumps(clean(record), indent=2) + "\n"
+    for path in filter(None, [os.path.join(args.dir, "result.json"), args.json]):
+        with open(path, "w") as f:
+            f.write(body)
+    if failed:
+        return 2
+    if gate_record is not None and not gate_record["passed"]:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
