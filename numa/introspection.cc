@@ -45,7 +45,7 @@ bool NodeStats(int node, PageHeap::Stats* stats) {
 
 // Bytes of free objects in node's central lists and transfer-cache slots.
 size_t CentralFreeBytes(int node) {
-  if (node >= Static::num_list_nodes()) return 0;
+  if (node >= ListNodesBuilt()) return 0;
   size_t bytes = 0;
   for (unsigned cl = 1; cl < Static::num_size_classes(); ++cl) {
     CentralFreeList& list = Static::central_cache()[NodeClass(node, cl)];
@@ -74,7 +74,7 @@ unsigned long long Counter(ListCounter c) {
 
 size_t CentralLength(unsigned cl) {
   size_t n = 0;
-  for (int node = 0; node < Static::num_list_nodes(); ++node) {
+  for (int node = 0; node < ListNodesBuilt(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].length();
   }
   return n;
@@ -82,7 +82,7 @@ size_t CentralLength(unsigned cl) {
 
 size_t TransferLength(unsigned cl) {
   size_t n = 0;
-  for (int node = 0; node < Static::num_list_nodes(); ++node) {
+  for (int node = 0; node < ListNodesBuilt(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].tc_length();
   }
   return n;
@@ -90,7 +90,7 @@ size_t TransferLength(unsigned cl) {
 
 size_t CentralOverheadBytes(unsigned cl) {
   size_t n = 0;
-  for (int node = 0; node < Static::num_list_nodes(); ++node) {
+  for (int node = 0; node < ListNodesBuilt(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].OverheadBytes();
   }
   return n;
@@ -117,7 +117,7 @@ bool GetNumaProperty(const char* name, size_t* value) {
     return true;
   }
   if (strcmp(key, "list_nodes") == 0) {
-    *value = Static::num_list_nodes();
+    *value = ListNodesBuilt();
     return true;
   }
   for (const CounterName& c : kCounters) {
@@ -165,7 +165,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       "NUMA small objects: %d list nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "
       "flushed, %llu rerouted\n",
-      Static::num_list_nodes(),
+      ListNodesBuilt(),
       RemoteFreePolicy() == RemoteFree::kLocal ? "local" : "owner",
       MigrationPolicy() == Migration::kDrain ? "drain" : "flush",
       Counter(ListCounter::kRemoteFreeObjects),

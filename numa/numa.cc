@@ -28,6 +28,7 @@ struct State {
   Migration migration;
   int num_nodes;
   int list_nodes;
+  int list_nodes_built;
   uint64_t list_counters[static_cast<int>(ListCounter::kNumCounters)];
   BindCounters counters;
   Topology topo;
@@ -39,6 +40,7 @@ void Reset() {
   memset(&g_state, 0, sizeof(g_state));
   g_state.policy = BindPolicy::kPreferred;
   g_state.list_nodes = 1;
+  g_state.list_nodes_built = 1;
 }
 
 // Called once the layer is active with `num_nodes` slots.
@@ -164,6 +166,8 @@ BindPolicy Policy() { return g_state.policy; }
 RemoteFree RemoteFreePolicy() { return g_state.remote_free; }
 Migration MigrationPolicy() { return g_state.migration; }
 int ListNodes() { return g_state.active ? g_state.list_nodes : 1; }
+void SetListNodesBuilt(int n) { g_state.list_nodes_built = n; }
+int ListNodesBuilt() { return g_state.list_nodes_built; }
 
 void AddToCounter(ListCounter c, uint64_t n) {
   __atomic_fetch_add(&g_state.list_counters[static_cast<int>(c)], n,

@@ -83,7 +83,6 @@ NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
 // Counters for introspection (MallocExtension properties, stats).
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
 NUMA_TCMALLOC_HIDDEN uint64_t MbindFailures();
-// Added after the first draft of this interface:
 // BindRange calls a fake topology turned into no-ops (never mbind there).
 NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
 // errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
@@ -96,6 +95,13 @@ NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
 // Node slots with their own small-object lists: NumNodes() when active and
 // at most kMaxListNodes, else 1.
 NUMA_TCMALLOC_HIDDEN int ListNodes();
+
+// The small-object lists the allocator has actually built, per node: 1 until
+// the central lists are set up per node, which records it here. Introspection
+// reads this, not ListNodes(), so that it indexes only lists that exist (and
+// builds without them: it comes before the per-node lists in the series).
+NUMA_TCMALLOC_HIDDEN void SetListNodesBuilt(int n);
+NUMA_TCMALLOC_HIDDEN int ListNodesBuilt();
 
 // Small-object counters, bumped on slow paths only (relaxed atomics).
 enum class ListCounter : int {

@@ -315,6 +315,19 @@ TEST_F(NumaTest, MoreThanEightNodesShareOneSetOfListsAndSayItOnce) {
       << err;
 }
 
+TEST_F(NumaTest, ListsBuiltAreWhatTheAllocatorRecorded) {
+  // Introspection indexes central lists by this count: the layer's decision
+  // (ListNodes) must not stand in for lists nobody built.
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
+  InitForTest("/nonexistent", 0b1, FakeGetenv);
+  EXPECT_EQ(ListNodes(), 2);
+  EXPECT_EQ(ListNodesBuilt(), 1);
+  SetListNodesBuilt(ListNodes());
+  EXPECT_EQ(ListNodesBuilt(), 2);
+  InitForTest("/nonexistent", 0b1, FakeGetenv);
+  EXPECT_EQ(ListNodesBuilt(), 1);
+}
+
 TEST_F(NumaTest, ListCountersAdd) {
   InitForTest("/nonexistent", 0b1, FakeGetenv);
   const uint64_t before = CounterValue(ListCounter::kThreadMigrations);
