@@ -33,7 +33,15 @@ def _apply_patch(rctx, patch):
     # and tools/check-series all apply the series the same way: zero fuzz, no offsets.
     result = rctx.execute(["patch", "--batch", "--forward", "--fuzz=0", "-p1", "-i", str(rctx.path(patch))])
     output = result.stdout + result.stderr
-    if result.return_code != 0 or "offset" in output or "fuzz" in output:
+
+    # Only "Hunk #N succeeded at M (offset K lines)." or "... with fuzz K." lines count,
+    # not a file name that happens to contain either word.
+    inexact = [
+        line
+        for line in output.splitlines()
+        if line.startswith("Hunk #") and ("(offset " in line or " with fuzz " in line)
+    ]
+    if result.return_code != 0 or inexact:
         fail("patch %s does not apply cleanly to gperftools %s:\n%s" % (patch.name, GPERFTOOLS_VERSION, output))
 
 def _version_substitutions():

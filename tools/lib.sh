@@ -33,6 +33,10 @@ entries() {
   sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^[[:space:]]*$/d' "$1"
 }
 
+# What GNU patch prints for a hunk it applied at other lines or with fuzz. Only these
+# lines count: a file named like "offset.c" in a "patching file" line must not.
+INEXACT_HUNK_RE='^Hunk #[0-9]+ succeeded at [0-9]+ (\(offset|with fuzz)'
+
 # require CMD...: fail with one line if a tool is missing.
 require() {
   local cmd
