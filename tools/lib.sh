@@ -35,7 +35,8 @@ entries() {
 
 # What GNU patch prints for a hunk it applied at other lines or with fuzz. Only these
 # lines count: a file named like "offset.c" in a "patching file" line must not.
-INEXACT_HUNK_RE='^Hunk #[0-9]+ succeeded at [0-9]+ (\(offset|with fuzz)'
+# An extended regex for grep -E and awk alike (hence [(] rather than an escape).
+INEXACT_HUNK_RE='^Hunk #[0-9]+ succeeded at [0-9]+ ([(]offset|with fuzz)'
 
 # require CMD...: fail with one line if a tool is missing.
 require() {
