@@ -6,6 +6,7 @@
 #include "central_freelist.h"
 #include "internal_logging.h"
 #include "numa/node_class.h"
+#include "numa/region.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -33,9 +34,9 @@ bool ParseNodeNumber(const char** p, int* node) {
   return true;
 }
 
-// Nodes below NumNodes() that have not allocated yet read as zero.
+// Stats of the heap in `slot`; one that has not allocated yet reads as zero.
 bool NodeStats(int node, PageHeap::Stats* stats) {
-  if (node >= NumNodes()) return false;
+  if (node < 0 || node >= NumNodes()) return false;
   SpinLockHolder h(Static::pageheap_lock());
   if (!Static::pageheap()->NodeStatsLocked(node, stats)) {
     *stats = PageHeap::Stats();
@@ -120,6 +121,10 @@ bool GetNumaProperty(const char* name, size_t* value) {
     *value = ListNodesBuilt();
     return true;
   }
+  if (strcmp(key, "region_failures") == 0) {
+    *value = RegionFailures();
+    return true;
+  }
   for (const CounterName& c : kCounters) {
     if (strcmp(key, c.name) == 0) {
       *value = CounterValue(c.counter);
@@ -129,12 +134,23 @@ bool GetNumaProperty(const char* name, size_t* value) {
 
   if (strncmp(key, kNodePrefix, sizeof(kNodePrefix) - 1) != 0) return false;
   const char* field = key + sizeof(kNodePrefix) - 1;
-  int node;
+  int node_id;
   PageHeap::Stats stats;
-  if (!ParseNodeNumber(&field, &node) || !NodeStats(node, &stats)) {
-    return false;
-  }
-  if (strcmp(field, "central_cache_free_bytes") == 0) {
+  if (!ParseNodeNumber(&field, &node_id)) return false;
+  const int node = SlotOfNode(node_id);  // properties name kernel node ids
+  if (!NodeStats(node, &stats)) return false;
+  RegionStats region;
+  const bool has_region = GetRegionStats(node, &region);
+  if (strncmp(field, "region_", 7) == 0 && !has_region) return false;
+  if (strcmp(field, "region_begin") == 0) {
+    *value = region.begin;
+  } else if (strcmp(field, "region_end") == 0) {
+    *value = region.end;
+  } else if (strcmp(field, "region_reserved_bytes") == 0) {
+    *value = region.reserved;
+  } else if (strcmp(field, "region_committed_bytes") == 0) {
+    *value = region.committed;
+  } else if (strcmp(field, "central_cache_free_bytes") == 0) {
     *value = CentralFreeBytes(node);
   } else if (strcmp(field, "pageheap_system_bytes") == 0) {
     *value = stats.system_bytes;
@@ -153,14 +169,16 @@ void DumpNumaStats(TCMalloc_Printer* out) {
   static const double MiB = 1048576.0;
   out->printf("------------------------------------------------\n");
   out->printf(
-      "NUMA: %d node slots; policy %s%s; %llu mbind calls, %llu failed\n",
+      "NUMA: %d nodes; policy %s%s; %llu mbind calls, %llu failed; "
+      "%llu region failures\n",
       NumNodes(),
       Policy() == BindPolicy::kBind    ? "bind"
       : Policy() == BindPolicy::kLocal ? "local"
                                        : "preferred",
       FakeTopology() ? " (fake topology)" : "",
       static_cast<unsigned long long>(MbindCalls()),
-      static_cast<unsigned long long>(MbindFailures()));
+      static_cast<unsigned long long>(MbindFailures()),
+      static_cast<unsigned long long>(RegionFailures()));
   out->printf(
       "NUMA small objects: %d list nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "
@@ -175,11 +193,16 @@ void DumpNumaStats(TCMalloc_Printer* out) {
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;
+    RegionStats region = {};
+    GetRegionStats(node, &region);
     out->printf(
         "NUMA node %2d: %8.1f MiB system; %8.1f MiB page heap free; "
-        "%8.1f MiB unmapped; %8.1f MiB central cache free\n",
-        node, stats.system_bytes / MiB, stats.free_bytes / MiB,
-        stats.unmapped_bytes / MiB, CentralFreeBytes(node) / MiB);
+        "%8.1f MiB unmapped; %8.1f MiB central cache free; region at "
+        "0x%012llx: %8.1f MiB reserved, %8.1f MiB committed\n",
+        NodeId(node), stats.system_bytes / MiB, stats.free_bytes / MiB,
+        stats.unmapped_bytes / MiB, CentralFreeBytes(node) / MiB,
+        static_cast<unsigned long long>(region.begin), region.reserved / MiB,
+        region.committed / MiB);
   }
 }
 

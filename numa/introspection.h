@@ -15,14 +15,17 @@ namespace tcmalloc {
 namespace numa {
 
 // Answers the "tcmalloc.numa.*" numeric properties; false for any other name
-// and for node numbers >= NumNodes() (a node that has not allocated yet reads
-// 0):
+// and for nodes the process cannot use. <N> is the kernel's node id; a node
+// that has not allocated yet reads 0:
 //   tcmalloc.numa.active, tcmalloc.numa.num_nodes, tcmalloc.numa.list_nodes,
 //   tcmalloc.numa.mbind_calls, tcmalloc.numa.mbind_failures,
 //   tcmalloc.numa.remote_free_objects, tcmalloc.numa.thread_migrations,
 //   tcmalloc.numa.migration_flushed_objects, tcmalloc.numa.rerouted_objects,
 //   tcmalloc.numa.node<N>.pageheap_{system,free,unmapped}_bytes,
-//   tcmalloc.numa.node<N>.central_cache_free_bytes.
+//   tcmalloc.numa.node<N>.central_cache_free_bytes,
+//   tcmalloc.numa.region_failures,
+//   tcmalloc.numa.node<N>.region_{begin,end} (the address window the node
+//   owns), tcmalloc.numa.node<N>.region_{reserved,committed}_bytes.
 NUMA_TCMALLOC_HIDDEN bool GetNumaProperty(const char* name, size_t* value);
 
 // Free objects of size class cl in the central lists (CentralLength), in

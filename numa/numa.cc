@@ -10,11 +10,15 @@
 #include "numa/current_node.h"
 #include "numa/mempolicy.h"
 #include "numa/numa_testing.h"
+#include "numa/region.h"
 #include "numa/syscall.h"
 #include "numa/topology.h"
 
 namespace tcmalloc {
 namespace numa {
+
+bool internal::owner_from_address;
+
 namespace {
 
 // Zero-initialized (no constructor runs): before Init, and whenever Init
@@ -26,34 +30,79 @@ struct State {
   BindPolicy policy;
   RemoteFree remote_free;
   Migration migration;
-  int num_nodes;
+  int num_nodes;  // slots
   int list_nodes;
   int list_nodes_built;
   uint64_t list_counters[static_cast<int>(ListCounter::kNumCounters)];
   BindCounters counters;
   Topology topo;
+  // Slots: a dense numbering of the usable nodes, CPU homes first.
+  uint8_t slot_node[kMaxNodes];  // slot -> kernel node id
+  uint8_t node_slot[kMaxNodes];  // kernel node id -> slot (usable nodes only)
+  uint8_t cpu_slot[kMaxCpus];    // CPU -> slot of its home node
+  uint8_t default_slot;
+  uint8_t fallback_len[kMaxNodes];
+  uint8_t fallback[kMaxNodes][kMaxNodes];  // by slot, in slots
 };
 
 State g_state;
 
 void Reset() {
   memset(&g_state, 0, sizeof(g_state));
+  internal::owner_from_address = false;
   g_state.policy = BindPolicy::kPreferred;
   g_state.list_nodes = 1;
   g_state.list_nodes_built = 1;
 }
 
-// Called once the layer is active with `num_nodes` slots.
-void Activate(int num_nodes) {
-  g_state.num_nodes = num_nodes;
-  g_state.active = true;
-  if (num_nodes <= kMaxListNodes) {
-    g_state.list_nodes = num_nodes;
+// Numbers the usable nodes: homes (nodes serving CPUs) first, then
+// memory-only nodes, each by id. Returns the number of homes.
+int AssignSlots(const Topology& t, State* s) {
+  int slot = 0;
+  for (uint64_t m = t.homes; m != 0; m &= m - 1) {
+    s->slot_node[slot++] = static_cast<uint8_t>(__builtin_ctzll(m));
+  }
+  const int homes = slot;
+  for (uint64_t m = t.usable & ~t.homes; m != 0; m &= m - 1) {
+    s->slot_node[slot++] = static_cast<uint8_t>(__builtin_ctzll(m));
+  }
+  for (int i = 0; i < slot; ++i) s->node_slot[s->slot_node[i]] = i;
+  for (int cpu = 0; cpu < kMaxCpus; ++cpu) {
+    s->cpu_slot[cpu] = s->node_slot[t.cpu_node[cpu]];
+  }
+  s->default_slot = s->node_slot[t.default_home];
+  for (int i = 0; i < slot; ++i) {
+    const int node = s->slot_node[i];
+    s->fallback_len[i] = t.fallback_len[node];
+    for (int j = 0; j < t.fallback_len[node]; ++j) {
+      s->fallback[i][j] = s->node_slot[t.fallback[node][j]];
+    }
+  }
+  return homes;
+}
+
+// Turns the layer on over the finished topology, unless the address regions
+// cannot be reserved (then it stays off: vanilla).
+void Activate() {
+  State& s = g_state;
+  const int homes = AssignSlots(s.topo, &s);
+  s.num_nodes = PopCount(s.topo.usable);
+  s.active = true;  // ReserveRegions binds through BindRange
+  if (!ReserveRegions(s.num_nodes)) {
+    s.active = false;
+    s.num_nodes = 0;
+    ClearTopology(&s.topo);
+    return;
+  }
+  internal::owner_from_address = true;
+  if (homes <= kMaxListNodes) {
+    s.list_nodes = homes;
     return;
   }
   static const char kWarning[] =
-      "tcmalloc: more than 8 NUMA node slots; small objects share one set of "
-      "free lists (page-level memory stays per node)\n";
+      "tcmalloc: more NUMA nodes serve CPUs than per-node small-object lists "
+      "can track; small objects share one set of lists (page-level memory "
+      "stays per node)\n";
   RawSyscall(SYS_write, 2, reinterpret_cast<long>(kWarning),
              sizeof(kWarning) - 1);
 }
@@ -82,7 +131,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
     BuildFakeTopology(config.fake_nodes, &s.topo);
     FinishTopology(&s.topo);
     s.fake = true;
-    Activate(config.fake_nodes);
+    Activate();
     return;
   }
 
@@ -105,7 +154,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   }
   const int usable = PopCount(s.topo.usable);
   if (config.mode == Mode::kAuto && usable < 2) return;
-  Activate(HighestNode(s.topo.usable) + 1);
+  Activate();
 }
 
 }  // namespace
@@ -127,32 +176,54 @@ bool Active() { return g_state.active; }
 
 int NumNodes() { return g_state.active ? g_state.num_nodes : 1; }
 
-bool NodeUsable(int node) {
-  return g_state.active ? HasNode(g_state.topo.usable, node) : node == 0;
+int NodeId(int slot) {
+  if (!g_state.active || slot < 0 || slot >= g_state.num_nodes) return 0;
+  return g_state.slot_node[slot];
+}
+
+int SlotOfNode(int node_id) {
+  if (!g_state.active) return node_id == 0 ? 0 : -1;
+  return HasNode(g_state.topo.usable, node_id) ? g_state.node_slot[node_id]
+                                               : -1;
+}
+
+bool NodeUsable(int node_id) {
+  return g_state.active ? HasNode(g_state.topo.usable, node_id) : node_id == 0;
 }
 
 int CurrentNode() {
   if (!g_state.active) return 0;
   const int cpu = CurrentCpu();
-  if (cpu < 0 || cpu >= kMaxCpus) return g_state.topo.default_home;
-  return g_state.topo.cpu_node[cpu];
+  if (cpu < 0 || cpu >= kMaxCpus) return g_state.default_slot;
+  return g_state.cpu_slot[cpu];
 }
 
-int FallbackOrder(int node, int out[kMaxNodes]) {
-  if (!g_state.active || node < 0 || node >= kMaxNodes) return 0;
-  const int len = g_state.topo.fallback_len[node];
-  for (int i = 0; i < len; ++i) out[i] = g_state.topo.fallback[node][i];
+int FallbackOrder(int slot, int out[kMaxNodes]) {
+  if (!g_state.active || slot < 0 || slot >= g_state.num_nodes) return 0;
+  const int len = g_state.fallback_len[slot];
+  for (int i = 0; i < len; ++i) out[i] = g_state.fallback[slot][i];
   return len;
 }
 
-bool BindRange(void* start, size_t len, int node) {
+bool BindRange(void* start, size_t len, int node_id) {
   if (!g_state.active || g_state.policy == BindPolicy::kLocal) return true;
   if (g_state.fake) {
     // Fake nodes do not exist in the kernel: never bind to them.
     BumpCounter(&g_state.counters.skipped);
     return true;
   }
-  return MbindRange(start, len, node, g_state.policy, &g_state.counters);
+  return MbindRange(start, len, node_id, g_state.policy, &g_state.counters);
+}
+
+void NoteMemoryOutsideRegions() {
+  __atomic_store_n(&internal::owner_from_address, false, __ATOMIC_RELAXED);
+}
+
+bool RegionsOn() { return g_state.active && RegionsReserved(); }
+
+void* GrowRegion(int slot, size_t bytes, size_t* actual) {
+  if (!g_state.active || slot >= g_state.num_nodes) return nullptr;
+  return RegionGrow(slot, bytes, actual);
 }
 
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }

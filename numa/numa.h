@@ -18,8 +18,12 @@
 namespace tcmalloc {
 namespace numa {
 
-// Node ids are the kernel's. Per-node arrays are indexed by node id, so a
-// process confined to nodes {2,3} uses slots 2 and 3 only.
+// The allocator indexes its per-node state (page heaps, small-object lists,
+// address regions) by *node slot*: a dense index over the nodes the process
+// may use, nodes that serve CPUs first (slots 0 .. ListNodes()-1), then
+// memory-only nodes. A process confined to nodes {6,7} has slots 0 and 1.
+// Every `node` parameter and result below is a slot; NodeId() names the
+// kernel's node. Kernel node ids, and slots, are below kMaxNodes.
 inline constexpr int kMaxNodes = 64;
 
 // How fresh memory is bound to its heap's node (TCMALLOC_NUMA_POLICY).
@@ -43,11 +47,18 @@ enum class Migration : uint8_t {
   kDrain,  // keep them parked; they go back on overflow or scavenge
 };
 
-// Per-node small-object lists (central free lists and thread-cache lists) are
-// kept for node ids below this; the node id is packed into 3 bits of the size
-// class cached in the page map. With more node slots, small objects share one
-// set of lists (page-level memory stays per node); Init warns once.
+// Per-node small-object lists (central free lists and thread-cache lists)
+// exist for every slot that serves CPUs, up to this many; the slot rides in
+// the size class cached in the page map (numa/node_class.h), whose value bits
+// depend on the page map cache's hash bits: 6 bits normally, 3 in
+// TCMALLOC_SMALL_BUT_SLOW builds (12 hash bits). With more CPU nodes, small
+// objects share one set of lists (page-level memory stays per node); Init
+// warns once.
+#ifdef TCMALLOC_SMALL_BUT_SLOW
 inline constexpr int kMaxListNodes = 8;
+#else
+inline constexpr int kMaxListNodes = 64;
+#endif
 
 // Reads the TCMALLOC_NUMA* knobs through `getenv_fn` (upstream passes
 // TCMallocGetenvSafe) and the topology, once. Unknown knob values print one
@@ -61,24 +72,58 @@ NUMA_TCMALLOC_HIDDEN void Init(const char* (*getenv_fn)(const char*));
 // below is a constant (node 0) and makes no syscall.
 NUMA_TCMALLOC_HIDDEN bool Active();
 
-// Number of node slots: 1 when inactive, else (highest usable node id + 1).
+// Number of node slots: 1 when inactive, else the number of usable nodes.
 NUMA_TCMALLOC_HIDDEN int NumNodes();
 
-// True if `node` has memory the process may use (a heap can live there).
-NUMA_TCMALLOC_HIDDEN bool NodeUsable(int node);
+// The kernel's id of the node in `slot` (0 when inactive).
+NUMA_TCMALLOC_HIDDEN int NodeId(int slot);
 
-// The memory node that serves the calling thread: the node of the CPU it runs
-// on, or, for a CPU-only node, the nearest memory node. 0 when inactive.
+// The slot of the kernel's node `node_id`, or -1 if it has none. 0 for node 0
+// when inactive.
+NUMA_TCMALLOC_HIDDEN int SlotOfNode(int node_id);
+
+// True if the kernel's node `node_id` has memory the process may use (it has
+// a slot).
+NUMA_TCMALLOC_HIDDEN bool NodeUsable(int node_id);
+
+// The slot of the memory node that serves the calling thread: the node of the
+// CPU it runs on, or, for a CPU-only node, the nearest memory node. 0 when
+// inactive.
 NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
-// Writes the usable nodes other than `node`, nearest first (SLIT distance, ties
-// by node id), to `out`; returns how many. Memory-only nodes are included.
-NUMA_TCMALLOC_HIDDEN int FallbackOrder(int node, int out[kMaxNodes]);
+// Writes the slots other than `slot`, nearest first (SLIT distance, ties by
+// node id), to `out`; returns how many. Memory-only nodes are included.
+NUMA_TCMALLOC_HIDDEN int FallbackOrder(int slot, int out[kMaxNodes]);
 
-// Binds [start, start+len) to `node` with the configured policy, before the
-// first touch. Returns false if the kernel refused (counted, never fatal).
-// No-op returning true when inactive, with kLocal, or with a fake topology.
-NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
+// Binds [start, start+len) to the kernel's node `node_id` with the configured
+// policy, before the first touch. Returns false if the kernel refused
+// (counted, never fatal). No-op returning true when inactive, with kLocal, or
+// with a fake topology.
+NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node_id);
+
+// True when the active layer has its node address regions (numa/region.h):
+// page heaps then grow with GrowRegion, and an address's owner slot is
+// AddressOwner (numa/node_class.h). False when inactive.
+NUMA_TCMALLOC_HIDDEN bool RegionsOn();
+
+// Commits at least `bytes` more of `slot`'s region; see RegionGrow in
+// numa/region.h. nullptr when regions are off or the region cannot grow.
+NUMA_TCMALLOC_HIDDEN void* GrowRegion(int slot, size_t bytes, size_t* actual);
+
+namespace internal {
+NUMA_TCMALLOC_HIDDEN extern bool owner_from_address;
+}  // namespace internal
+
+// True while every page-heap address lies in a node region, so an object's
+// owner slot follows from its address alone (AddressOwner). An inline load:
+// sized delete reads it.
+inline bool OwnerFromAddress() {
+  return __atomic_load_n(&internal::owner_from_address, __ATOMIC_RELAXED);
+}
+
+// The page heap took memory from outside the regions (a user SysAllocator):
+// OwnerFromAddress() is false from now on. Call with the page heap lock.
+NUMA_TCMALLOC_HIDDEN void NoteMemoryOutsideRegions();
 
 // Counters for introspection (MallocExtension properties, stats).
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
@@ -92,8 +137,8 @@ NUMA_TCMALLOC_HIDDEN BindPolicy Policy();
 NUMA_TCMALLOC_HIDDEN RemoteFree RemoteFreePolicy();
 NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
 
-// Node slots with their own small-object lists: NumNodes() when active and
-// at most kMaxListNodes, else 1.
+// Slots with their own small-object lists: the slots that serve CPUs, when
+// active and at most kMaxListNodes, else 1.
 NUMA_TCMALLOC_HIDDEN int ListNodes();
 
 // The small-object lists the allocator has actually built, per node: 1 until

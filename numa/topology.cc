@@ -164,6 +164,7 @@ bool FinishTopology(Topology* t) {
   // node only serves as a fallback, unless it is all the process may use.
   uint64_t homes = t->usable & t->with_cpus;
   if (homes == 0) homes = t->usable;
+  t->homes = homes;
 
   uint8_t home_of[kMaxNodes];
   for (int n = 0; n < kMaxNodes; ++n) {

@@ -26,6 +26,7 @@ struct Topology {
   uint64_t with_cpus;  // nodes with at least one CPU
   uint64_t allowed;    // get_mempolicy(MPOL_F_MEMS_ALLOWED) (cpuset)
   uint64_t usable;     // memory & allowed: nodes a heap may live on
+  uint64_t homes;      // usable nodes that serve CPUs (FinishTopology)
   uint8_t default_home;
   // Before FinishTopology: the kernel's node of each CPU (kNoNode if none).
   // After: the usable node that serves the CPU ("home").

@@ -147,12 +147,13 @@ TEST(SyscallFree, ControlForcedBindIsCaught) {
 }
 
 // A fake topology never binds: BindRange in fake mode makes no syscall, and
-// CurrentNode uses no syscall either (rseq or vDSO).
+// CurrentNode uses no syscall either (rseq or vDSO). Init itself reserves the
+// node address regions (mmap), so it runs before the filter.
 TEST(SyscallFree, FakeTopologyMakesNoSyscallsAfterInit) {
   if (!SeccompWorks()) GTEST_SKIP() << "seccomp filters unavailable";
   SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "4"}});
+  Init(FakeGetenv);  // fake: not even get_mempolicy, but regions
   int status = RunFiltered({}, [] {
-    Init(FakeGetenv);  // fake: not even get_mempolicy
     static char page[4096] __attribute__((aligned(4096)));
     bool ok = Active() && NumNodes() == 4 && CurrentNode() < 4 &&
               BindRange(page, sizeof(page), 2) && MbindCalls() == 0;

@@ -125,13 +125,16 @@ TEST_F(TopologyTest, SparseNodeIds) {
   EXPECT_EQ(t_.cpu_node[2], 2);
   EXPECT_EQ(t_.cpu_node[4], 5);
 
+  // Slots are dense: nodes 0, 2 and 5 are slots 0, 1 and 2.
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
-  EXPECT_EQ(NumNodes(), 6);
+  EXPECT_EQ(NumNodes(), 3);
   EXPECT_FALSE(NodeUsable(1));
   EXPECT_TRUE(NodeUsable(5));
-  EXPECT_EQ(Fallback(0), (std::vector<int>{2, 5}));
-  EXPECT_EQ(Fallback(5), (std::vector<int>{2, 0}));
+  EXPECT_EQ(NodeId(1), 2);
+  EXPECT_EQ(NodeId(2), 5);
+  EXPECT_EQ(Fallback(0), (std::vector<int>{1, 2}));
+  EXPECT_EQ(Fallback(2), (std::vector<int>{1, 0}));
 }
 
 // Node 1 has CPUs 2-3 but no memory; its nearest memory node is 2 (higher
@@ -150,11 +153,19 @@ TEST_F(TopologyTest, CpuOnlyNodeMapsToNearestMemoryNode) {
   EXPECT_EQ(t_.cpu_node[3], 2);
   EXPECT_EQ(t_.cpu_node[4], 2);
 
+  // Fallback order of the CPU-only node itself is still defined.
+  EXPECT_EQ(t_.fallback_len[1], 2);
+  EXPECT_EQ(t_.fallback[1][0], 2);
+  EXPECT_EQ(t_.fallback[1][1], 0);
+
+  // The CPU-only node gets no slot: nodes 0 and 2 are slots 0 and 1.
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
   EXPECT_FALSE(NodeUsable(1));
-  // Fallback order of the CPU-only node itself is still defined.
-  EXPECT_EQ(Fallback(1), (std::vector<int>{2, 0}));
+  EXPECT_EQ(NumNodes(), 2);
+  EXPECT_EQ(NodeId(1), 2);
+  EXPECT_EQ(SlotOfNode(1), -1);
+  EXPECT_EQ(Fallback(0), std::vector<int>{1});
 }
 
 // The same tree without has_memory: memory comes from each meminfo.
@@ -232,13 +243,16 @@ TEST_F(TopologyTest, CpusetRestrictedAllowedMask) {
   EXPECT_EQ(t_.cpu_node[2], 3);  // 20 to node 1, 15 to node 3
   EXPECT_EQ(t_.cpu_node[3], 3);
 
+  // Slots are dense: nodes 1 and 3 are slots 0 and 1.
   InitForTest(root.c_str(), allowed, FakeGetenv);
   ASSERT_TRUE(Active());
-  EXPECT_EQ(NumNodes(), 4);
+  EXPECT_EQ(NumNodes(), 2);
   EXPECT_FALSE(NodeUsable(0));
   EXPECT_FALSE(NodeUsable(2));
-  EXPECT_EQ(Fallback(1), std::vector<int>{3});
-  EXPECT_EQ(Fallback(0), (std::vector<int>{1, 3}));
+  EXPECT_EQ(NodeId(0), 1);
+  EXPECT_EQ(NodeId(1), 3);
+  EXPECT_EQ(Fallback(0), std::vector<int>{1});
+  EXPECT_EQ(Fallback(1), std::vector<int>{0});
 }
 
 // Any unreadable or malformed file leaves the layer inactive (vanilla).

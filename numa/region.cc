@@ -1,0 +1,211 @@
+#include "numa/region.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "numa/bind.h"
+#include "numa/syscall.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000  // Linux 4.17
+#endif
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// Zero-initialized, touched only during Init and under the page heap lock.
+struct Region {
+  uintptr_t begin;          // first address the region may use
+  uintptr_t end;            // end of the window
+  uintptr_t reserved_end;   // [begin, reserved_end) is reserved and bound
+  uintptr_t committed_end;  // [begin, committed_end) is read-write
+  size_t next_reserve;
+};
+
+Region g_regions[kMaxNodes];
+bool g_reserved;
+uint64_t g_failures;
+int g_last_errno;
+bool g_warned;
+
+// "tcmalloc: <what> node slot <slot> (errno <err>)<tail>\n" on stderr, the
+// first time only: a process that keeps hitting a limit says so once.
+void WarnOnce(const char* what, int slot, int err, const char* tail) {
+  if (g_warned) return;
+  g_warned = true;
+  char line[256];
+  size_t len = 0;
+  auto put = [&](const char* s) {
+    while (*s != '\0' && len < sizeof(line) - 1) line[len++] = *s++;
+  };
+  auto put_int = [&](int v) {
+    char digits[12];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v > 0 && n < 11);
+    while (n > 0 && len < sizeof(line) - 1) line[len++] = digits[--n];
+  };
+  put("tcmalloc: ");
+  put(what);
+  put(" node slot ");
+  put_int(slot);
+  put(" (errno ");
+  put_int(err);
+  put(")");
+  put(tail);
+  put("\n");
+  RawSyscall(SYS_write, 2, reinterpret_cast<long>(line), len);
+}
+
+void CountFailure(int err) {
+  __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_last_errno, err, __ATOMIC_RELAXED);
+}
+
+// Reserves [r->reserved_end, +bytes) PROT_NONE and binds it to slot's node.
+// Returns 0 or the errno the kernel gave.
+int Reserve(Region* r, int slot, size_t bytes) {
+  const uintptr_t hint = r->reserved_end;
+  long p = RawSyscall(SYS_mmap, static_cast<long>(hint),
+                      static_cast<long>(bytes), PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p < 0 && p > -4096) return static_cast<int>(-p);
+  if (static_cast<uintptr_t>(p) != hint) {
+    // A kernel older than 4.17 took the flag as a hint and put the mapping
+    // elsewhere: the window is in use.
+    RawSyscall(SYS_munmap, p, static_cast<long>(bytes));
+    return EEXIST;
+  }
+  // A refused bind is counted by BindRange and not fatal: the memory is still
+  // this node's, placed by first touch.
+  BindRange(reinterpret_cast<void*>(hint), bytes, NodeId(slot));
+  r->reserved_end += bytes;
+  return 0;
+}
+
+void Unreserve(Region* r) {
+  if (r->reserved_end > r->begin) {
+    RawSyscall(SYS_munmap, static_cast<long>(r->begin),
+               static_cast<long>(r->reserved_end - r->begin));
+  }
+  *r = Region{};
+}
+
+}  // namespace
+
+void RegionWindow(int slot, uintptr_t* begin, uintptr_t* end) {
+  const uintptr_t window = static_cast<uintptr_t>(slot) << kRegionShift;
+  *begin = slot == 0 ? kSlot0RegionStart : window + kRegionGuard;
+  *end = window + kRegionWindow;
+}
+
+size_t CommitBytes(size_t bytes, size_t page_size) {
+  const size_t unit = page_size > kCommitGranule ? page_size : kCommitGranule;
+  if (bytes > ~size_t{0} - unit) return 0;
+  return (bytes + unit - 1) & ~(unit - 1);
+}
+
+size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
+  if (need > room) return 0;
+  size_t bytes = need > next_reserve ? need : next_reserve;
+  return bytes > room ? room : bytes;
+}
+
+bool ReserveRegions(int slots) {
+  for (int slot = 0; slot < slots; ++slot) {
+    Region* r = &g_regions[slot];
+    if (r->reserved_end > r->begin) continue;
+    RegionWindow(slot, &r->begin, &r->end);
+    r->reserved_end = r->committed_end = r->begin;
+    r->next_reserve = kFirstReserve;
+    const int err = Reserve(r, slot, kFirstReserve);
+    if (err != 0) {
+      CountFailure(err);
+      WarnOnce("cannot reserve the NUMA address region of", slot, err,
+               "; the NUMA layer stays off");
+      for (int i = 0; i < kMaxNodes; ++i) Unreserve(&g_regions[i]);
+      g_reserved = false;
+      return false;
+    }
+    r->next_reserve = 2 * kFirstReserve;
+  }
+  g_reserved = true;
+  return true;
+}
+
+bool RegionsReserved() { return g_reserved; }
+
+void* RegionGrow(int slot, size_t bytes, size_t* actual) {
+  if (!g_reserved || slot < 0 || slot >= kMaxNodes) return nullptr;
+  Region* r = &g_regions[slot];
+  if (r->reserved_end == r->begin) return nullptr;
+  const size_t size = CommitBytes(bytes, getpagesize());
+  if (size == 0 || size > r->end - r->committed_end) {
+    // A request no window could hold fails as it would in vanilla; one that
+    // only needs more than is left means the node's window is full.
+    if (size != 0 && size <= r->end - r->begin) {
+      CountFailure(ENOMEM);
+      WarnOnce("the NUMA address region is full on", slot, ENOMEM,
+               "; its heap borrows the nearest nodes' memory");
+    }
+    return nullptr;
+  }
+  if (r->committed_end + size > r->reserved_end) {
+    const size_t need = r->committed_end + size - r->reserved_end;
+    const size_t room = r->end - r->reserved_end;
+    size_t chunk = ReserveBytes(need, r->next_reserve, room);
+    int err = Reserve(r, slot, chunk);
+    if (err == ENOMEM && chunk > need) {
+      // An address-space limit (ulimit -v): ask for no more than needed.
+      err = Reserve(r, slot, need);
+    }
+    if (err != 0) {
+      CountFailure(err);
+      WarnOnce("cannot extend the NUMA address region of", slot, err,
+               "; its heap borrows the nearest nodes' memory");
+      return nullptr;
+    }
+    if (r->next_reserve < kReserveMax) r->next_reserve *= 2;
+  }
+  long rc = RawSyscall(SYS_mprotect, static_cast<long>(r->committed_end),
+                       static_cast<long>(size), PROT_READ | PROT_WRITE);
+  if (rc != 0) {
+    // Strict overcommit (vm.overcommit_memory=2) refuses the commit charge.
+    CountFailure(static_cast<int>(-rc));
+    WarnOnce("cannot commit memory in the NUMA address region of", slot,
+             static_cast<int>(-rc),
+             "; its heap borrows the nearest nodes' memory");
+    return nullptr;
+  }
+  void* result = reinterpret_cast<void*>(r->committed_end);
+  r->committed_end += size;
+  *actual = size;
+  return result;
+}
+
+bool GetRegionStats(int slot, RegionStats* out) {
+  if (!g_reserved || slot < 0 || slot >= kMaxNodes) return false;
+  const Region& r = g_regions[slot];
+  if (r.reserved_end == r.begin) return false;
+  out->begin = r.begin;
+  out->end = r.end;
+  out->reserved = r.reserved_end - r.begin;
+  out->committed = r.committed_end - r.begin;
+  return true;
+}
+
+uint64_t RegionFailures() {
+  return __atomic_load_n(&g_failures, __ATOMIC_RELAXED);
+}
+
+int RegionLastErrno() {
+  return __atomic_load_n(&g_last_errno, __ATOMIC_RELAXED);
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

@@ -1,0 +1,102 @@
+// Node-owned address regions: while the layer is active, each node slot's
+// page heap grows only inside its own window of the address space, so the
+// slot that owns any heap address is the address shifted right by
+// kRegionShift: no page map read, no syscall, no lock.
+//
+// A region is reserved PROT_NONE in chunks that follow each other (so the
+// kernel merges them into one mapping), each bound to its node once, when it
+// is reserved; growing the heap commits the next part with mprotect, which
+// makes no mbind call and leaves one read-write mapping per node. Pages move
+// between nodes only through the kernel: a node releases free pages
+// (madvise), another commits fresh ones in its own region.
+//
+// Everything here runs inside malloc, under the page heap lock (growth) or
+// during Init: raw syscalls only, no locks of its own.
+//
+// Inside the gperftools tree this file lives at src/numa/region.h.
+#ifndef NUMA_TCMALLOC_NUMA_REGION_H_
+#define NUMA_TCMALLOC_NUMA_REGION_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numa/numa.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// Slot s owns the window [s << kRegionShift, (s + 1) << kRegionShift): 1 TiB
+// each, kMaxNodes of them below 64 TiB, far below where the kernel puts
+// mmaps, the stack and PIE executables on 47-bit and 48-bit address spaces.
+inline constexpr int kRegionShift = 40;
+inline constexpr uintptr_t kRegionWindow = uintptr_t{1} << kRegionShift;
+// Slot 0's window starts at address 0, where non-PIE executables and their
+// brk heap live; its region starts higher up.
+inline constexpr uintptr_t kSlot0RegionStart = uintptr_t{1} << 38;  // 256 GiB
+// A region starts this far into its window, so two nodes' memory is never
+// adjacent (the page heap must never see neighbours of different nodes).
+inline constexpr uintptr_t kRegionGuard = uintptr_t{1} << 30;  // 1 GiB
+// Commits are whole transparent huge pages, and multiples of every kernel
+// page size up to 2 MiB (4, 16 and 64 KiB kernels).
+inline constexpr size_t kCommitGranule = size_t{2} << 20;
+// Reservations start small (so `ulimit -v` and many nodes cost little address
+// space) and double up to kReserveMax (so a big heap needs few mbind calls).
+inline constexpr size_t kFirstReserve = size_t{64} << 20;
+inline constexpr size_t kReserveMax = size_t{64} << 30;
+
+// The slot owning `addr`, if `addr` is in a region. Only meaningful for
+// memory the page heap took from a region (RegionGrow).
+inline int RegionOwner(uintptr_t addr) {
+  return static_cast<int>(addr >> kRegionShift);
+}
+
+// The part of slot's window a region may use: [*begin, *end).
+void RegionWindow(int slot, uintptr_t* begin, uintptr_t* end);
+
+// `bytes` rounded up to whole commit granules and whole kernel pages of
+// `page_size` (a power of two; getpagesize() in the allocator).
+size_t CommitBytes(size_t bytes, size_t page_size);
+
+// How much to reserve when a region needs `need` more bytes (a multiple of
+// the granule): the next reservation size, or more if `need` is larger,
+// never beyond `room`. 0 if `need` does not fit in `room`.
+size_t ReserveBytes(size_t need, size_t next_reserve, size_t room);
+
+// Reserves the first chunk of every slot's region, bound to its node.
+// Returns false, with one line on stderr, if any cannot be reserved (address
+// space limit, a window already in use, a kernel without room above 1 TiB);
+// nothing stays reserved then, and the layer must stay off. Slots that
+// already have a region keep it (tests initialise the layer repeatedly).
+bool ReserveRegions(int slots);
+
+// True once ReserveRegions succeeded.
+bool RegionsReserved();
+
+// Commits at least `bytes` more of slot's region (reserving and binding more
+// address space first when needed) and returns its start; *actual is the
+// size committed, a multiple of kCommitGranule. nullptr if the region cannot
+// grow (window full, address-space limit, strict overcommit refused the
+// commit): counted, and said once on stderr. Call with the page heap lock.
+void* RegionGrow(int slot, size_t bytes, size_t* actual);
+
+struct RegionStats {
+  uintptr_t begin;  // the window part the region may use
+  uintptr_t end;
+  size_t reserved;   // bytes reserved (and bound) so far
+  size_t committed;  // bytes committed read-write so far
+};
+// False if slot has no region.
+bool GetRegionStats(int slot, RegionStats* out);
+
+// Reservations or commits the kernel refused, and the latest errno.
+uint64_t RegionFailures();
+int RegionLastErrno();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_REGION_H_
