@@ -4,12 +4,14 @@
 // so this exercises the page heap's node bookkeeping without a NUMA machine.
 // The allocator reads its knobs once at start-up, so main() re-executes the
 // binary with them set.
+#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "gperftools/malloc_extension.h"
 #include "gtest/gtest.h"
@@ -20,8 +22,8 @@ constexpr size_t kPageLevelBytes = 1 << 20;  // far above kMaxSize: a span
 
 size_t Property(const std::string& name) {
   size_t value = 0;
-  EXPECT_TRUE(MallocExtension::instance()->GetNumericProperty(name.c_str(),
-                                                              &value))
+  EXPECT_TRUE(
+      MallocExtension::instance()->GetNumericProperty(name.c_str(), &value))
       << name;
   return value;
 }
@@ -121,7 +123,40 @@ TEST_F(FakeTwoNodes, NoCrossNodeCoalescing) {
   }
 }
 
-TEST_F(FakeTwoNodes, ReleasedMemoryIsAdoptedNotGrown) {
+// Every node's heap lies in its own address window, and the owner of an
+// address follows from the address: small objects, page-level blocks and
+// aligned ones alike.
+TEST_F(FakeTwoNodes, EveryBlockLiesInItsNodesRegion) {
+  for (int node = 0; node < 2; ++node) {
+    const uintptr_t begin = NodeProperty(node, "region_begin");
+    const uintptr_t end = NodeProperty(node, "region_end");
+    ASSERT_LT(begin, end) << "node " << node;
+    EXPECT_EQ(begin >> 40, static_cast<uintptr_t>(node));
+    // A new thread, so that its cache starts on the node it is pinned to.
+    std::thread([&] {
+      ASSERT_TRUE(PinToCpu(node));
+      for (size_t size : {16, 1000, 32 << 10, 256 << 10, 3 << 20}) {
+        void* p = malloc(size);
+        void* q = memalign(1 << 20, size);
+        for (void* block : {p, q}) {
+          const uintptr_t a = reinterpret_cast<uintptr_t>(block);
+          EXPECT_TRUE(a >= begin && a < end)
+              << "node " << node << " size " << size << " at " << block;
+        }
+        free(p);
+        free(q);
+      }
+    }).join();
+    EXPECT_GT(NodeProperty(node, "region_committed_bytes"), 0u);
+    EXPECT_GE(NodeProperty(node, "region_reserved_bytes"),
+              NodeProperty(node, "region_committed_bytes"));
+  }
+  EXPECT_EQ(Property("tcmalloc.numa.region_failures"), 0u);
+}
+
+// Pages never change nodes: memory node 0 released stays node 0's, and node 1
+// commits fresh memory in its own region instead of taking it over.
+TEST_F(FakeTwoNodes, ReleasedMemoryStaysWithItsNode) {
   // Larger than anything node 1 ever held, so node 1 cannot serve it itself.
   constexpr size_t kBytes = 200 * kPageLevelBytes;
   ASSERT_TRUE(PinToCpu(0));
@@ -129,14 +164,19 @@ TEST_F(FakeTwoNodes, ReleasedMemoryIsAdoptedNotGrown) {
   ASSERT_NE(p, nullptr);
   free(p);
   MallocExtension::instance()->ReleaseFreeMemory();  // node 0: unmapped
+  const size_t node0_system = NodeProperty(0, "pageheap_system_bytes");
+  const size_t node0_unmapped = NodeProperty(0, "pageheap_unmapped_bytes");
+  ASSERT_GE(node0_unmapped, kBytes);
 
-  const size_t heap_before = Property("generic.heap_size");
   ASSERT_TRUE(PinToCpu(1));
   void* q = malloc(kBytes);
   ASSERT_NE(q, nullptr);
-  // Released memory holds no pages, so node 1 takes it over instead of
-  // growing the heap.
-  EXPECT_EQ(Property("generic.heap_size"), heap_before);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(q);
+  EXPECT_TRUE(a >= NodeProperty(1, "region_begin") &&
+              a < NodeProperty(1, "region_end"))
+      << q;
+  EXPECT_EQ(NodeProperty(0, "pageheap_system_bytes"), node0_system);
+  EXPECT_GE(NodeProperty(0, "pageheap_unmapped_bytes"), kBytes);
   free(q);
 }
 
