@@ -1,10 +1,12 @@
-// Binding fresh address ranges to a node with mbind(2), counted, never fatal.
+// Applying a Binding (numa/mempolicy.h) to an address range: mbind(2), then
+// set_mempolicy_home_node(2) when asked. Counted, never fatal.
 #ifndef NUMA_TCMALLOC_NUMA_BIND_H_
 #define NUMA_TCMALLOC_NUMA_BIND_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "numa/mempolicy.h"
 #include "numa/numa.h"
 
 #pragma GCC visibility push(hidden)
@@ -21,12 +23,18 @@ struct BindCounters {
   int last_errno;     // errno of the latest failure, 0 if none
 };
 
-// mbind(start, len, MPOL_PREFERRED or MPOL_BIND, {node}). kLocal is a no-op
-// returning true. Nodes outside 0..kMaxNodes-1 fail with EINVAL without a
-// syscall. Counts in *c; returns false if refused. Flags are 0: the range is
-// fresh, so there is nothing to move (no MPOL_MF_MOVE).
-bool MbindRange(void* start, size_t len, int node, BindPolicy policy,
-                BindCounters* c);
+// Applies `b` to [start, start+len). !b.apply is a no-op returning true. An
+// empty nodemask fails with EINVAL without a syscall. mbind flags are 0: the
+// range is fresh (or PROT_NONE-reserved), so nothing needs moving. A refused
+// home node is not a failure: the range already keeps to its nodes; `caps`
+// then forgets home-node support so later ranges skip the call. Counts in *c;
+// returns false if mbind was refused.
+bool ApplyBinding(void* start, size_t len, const Binding& b, KernelCaps* caps,
+                  BindCounters* c);
+
+// True if the kernel has set_mempolicy_home_node (Linux 5.17): a zero-length
+// call, which checks its arguments and changes nothing. `node` must be online.
+bool ProbeHomeNode(int node);
 
 inline uint64_t LoadCounter(const uint64_t* v) {
   return __atomic_load_n(v, __ATOMIC_RELAXED);

@@ -42,9 +42,15 @@ bool QueryTaskPolicy(int* mode, uint64_t* nodes) {
   long r = RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(&m),
                       reinterpret_cast<long>(mask), 8 * sizeof(mask) + 1, 0, 0);
   if (r != 0) return false;
-  *mode = m & ~MPOL_MODE_FLAGS;
+  bool no_nodes = true;
+  for (unsigned long word : mask) no_nodes = no_nodes && word == 0;
+  *mode = NormalizeTaskMode(m & ~MPOL_MODE_FLAGS, no_nodes);
   *nodes = Low64(mask);
   return true;
+}
+
+int NormalizeTaskMode(int mode, bool no_nodes) {
+  return mode == MPOL_PREFERRED && no_nodes ? MPOL_LOCAL : mode;
 }
 
 uint64_t ApplyTaskPolicy(Mode mode, int policy, uint64_t policy_nodes,
@@ -54,6 +60,39 @@ uint64_t ApplyTaskPolicy(Mode mode, int policy, uint64_t policy_nodes,
   if (policy == MPOL_BIND) return allowed & policy_nodes;
   if (mode == Mode::kAuto) *stay_off = true;
   return allowed;
+}
+
+Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
+                      KernelCaps caps) {
+  Binding b = {false, MPOL_DEFAULT, 0, -1};
+  if (policy == BindPolicy::kLocal) return b;
+  b.apply = true;
+  if (node < 0 || node >= kMaxNodes) return b;  // nodes 0: refused, counted
+  const uint64_t self = uint64_t{1} << node;
+
+  if (task.mode != MPOL_BIND || task.nodes == 0) {
+    // No set to keep: one node, and the kernel's cpuset check bounds the
+    // fallback of MPOL_PREFERRED.
+    b.mode = policy == BindPolicy::kBind ? MPOL_BIND : MPOL_PREFERRED;
+    b.nodes = self;
+    return b;
+  }
+
+  // Under membind only MPOL_BIND keeps pages in the set: MPOL_PREFERRED and
+  // MPOL_PREFERRED_MANY both fall back to any node of the cpuset when their
+  // nodes are full, which is the bug this function exists for.
+  b.mode = MPOL_BIND;
+  if ((task.nodes & self) == 0) {
+    b.nodes = task.nodes;
+    return b;
+  }
+  if (policy == BindPolicy::kBind || task.nodes == self) {
+    b.nodes = self;
+    return b;
+  }
+  b.nodes = task.nodes;
+  if (caps.home_node) b.home_node = node;
+  return b;
 }
 
 }  // namespace numa

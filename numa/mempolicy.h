@@ -1,16 +1,25 @@
-// Which memory nodes the process may, and wants to, allocate from: the
-// cpuset's mems_allowed, narrowed by the thread's own memory policy (as set by
-// `numactl --membind/--interleave/--preferred` or set_mempolicy(2)).
+// Memory policies: which nodes the process may, and wants to, allocate from
+// (the cpuset's mems_allowed, narrowed by the thread's own memory policy as
+// set by `numactl --membind/--interleave/--preferred` or set_mempolicy(2)),
+// and the one decision of which policy a range of heap memory gets.
 //
-// Why the task policy matters: the layer's mbind on each new range overrides
-// the task policy for that range, so without this check a process run under
-// `numactl --membind=0` on a 2-node machine would get node-1 memory.
+// Why the task policy matters: the layer's mbind on each new range replaces
+// the task policy for that range, so without this a process run under
+// `numactl --membind=0,2` would get memory from nodes 1 or 3.
+//
+// Why the decision is a pure function (DecideBinding): the answer depends on
+// four things (the task policy, TCMALLOC_NUMA_POLICY, the heap's node, what
+// the kernel supports), and every combination must keep a membind set. One
+// function lets the unit tests walk the whole matrix without a multi-node
+// machine; bind.cc only applies its answer. Kernel behaviour and versions:
+// docs/tuning.md, "Under a task memory policy".
 #ifndef NUMA_TCMALLOC_NUMA_MEMPOLICY_H_
 #define NUMA_TCMALLOC_NUMA_MEMPOLICY_H_
 
 #include <stdint.h>
 
 #include "numa/config.h"
+#include "numa/numa.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -22,9 +31,15 @@ namespace numa {
 bool QueryAllowedMems(uint64_t* allowed);
 
 // The calling thread's memory policy via get_mempolicy(flags 0): the mode
-// (MPOL_DEFAULT, MPOL_BIND, ...; mode flags stripped) and its nodes. False if
-// the kernel refused.
+// (MPOL_DEFAULT, MPOL_BIND, ...; mode flags stripped, NormalizeTaskMode
+// applied) and its nodes. False if the kernel refused.
 bool QueryTaskPolicy(int* mode, uint64_t* nodes);
+
+// The mode as the layer must read it. Kernels before 5.14 store "local
+// allocation" (numactl --localalloc, set_mempolicy(MPOL_LOCAL)) as
+// MPOL_PREFERRED with no node, and get_mempolicy reports it so; that is
+// MPOL_LOCAL, not an explicit placement. `no_nodes`: the whole mask was empty.
+int NormalizeTaskMode(int mode, bool no_nodes);
 
 // Applies a task policy to the allowed nodes. MPOL_BIND narrows them to its
 // nodes. MPOL_DEFAULT and MPOL_LOCAL change nothing. Any other mode
@@ -33,6 +48,44 @@ bool QueryTaskPolicy(int* mode, uint64_t* nodes);
 // TCMALLOC_NUMA=1 the request is overridden. Returns the allowed nodes.
 uint64_t ApplyTaskPolicy(Mode mode, int policy, uint64_t policy_nodes,
                          uint64_t allowed, bool* stay_off);
+
+// The thread policy Init found (get_mempolicy), normalised by
+// NormalizeTaskMode: an MPOL_* mode without mode flags, and its nodes.
+struct TaskPolicy {
+  int mode;
+  uint64_t nodes;
+};
+
+// What the running kernel offers beyond mbind(2). Probed once, at Init.
+struct KernelCaps {
+  // set_mempolicy_home_node(2), Linux 5.17: an MPOL_BIND range allocates from
+  // its home node first, then the nearest nodes of its set. Without it the
+  // kernel starts from the node of the CPU that faults the page in.
+  bool home_node;
+};
+
+// What to do to one range.
+struct Binding {
+  bool apply;      // false: no mbind; the range follows the task policy
+  int mode;        // MPOL_PREFERRED or MPOL_BIND
+  uint64_t nodes;  // the mbind nodemask; 0 means "bad node": refuse, EINVAL
+  int home_node;   // >= 0: then set_mempolicy_home_node(range, home_node)
+};
+
+// The binding of a fresh range for `node`'s heap:
+//  - kLocal: none, whatever the task policy (first touch inside it).
+//  - task policy MPOL_BIND over S (numactl --membind): pages stay in S.
+//      kPreferred: MPOL_BIND over S with home node `node` (node first, then
+//        the nearest nodes of S); without home-node support, MPOL_BIND over S
+//        alone (the faulting CPU's node first, then its nearest in S).
+//      kBind: MPOL_BIND over {node}.
+//    A node outside S (never asked by the heaps) gets S, without home node.
+//  - any other task policy: MPOL_PREFERRED or MPOL_BIND over {node}; the
+//    layer overrides interleave/preferred (it runs under them only with
+//    TCMALLOC_NUMA=1), and the cpuset still bounds every fallback.
+// `node` outside 0..kMaxNodes-1 yields nodes == 0.
+Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
+                      KernelCaps caps);
 
 }  // namespace numa
 }  // namespace tcmalloc

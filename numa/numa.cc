@@ -2,6 +2,7 @@
 // the layer is active; after that every call is a few loads from State.
 #include "numa/numa.h"
 
+#include <linux/mempolicy.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -35,6 +36,10 @@ struct State {
   int list_nodes_built;
   uint64_t list_counters[static_cast<int>(ListCounter::kNumCounters)];
   BindCounters counters;
+  // Decided at Init; BindRange hands them to DecideBinding. `caps` may lose
+  // home_node later if the kernel refuses it (ApplyBinding).
+  TaskPolicy task;
+  KernelCaps caps;
   Topology topo;
   // Slots: a dense numbering of the usable nodes, CPU homes first.
   uint8_t slot_node[kMaxNodes];  // slot -> kernel node id
@@ -113,7 +118,28 @@ struct KernelView {
   uint64_t allowed;       // cpuset mems_allowed
   int policy;             // the thread's memory policy mode
   uint64_t policy_nodes;  // and its nodes
+  bool home_node;         // set_mempolicy_home_node is available
 };
+
+// Keeps what DecideBinding needs: the task policy (a membind set narrowed to
+// the usable nodes, the ones the heaps know) and, only when a binding could
+// use it, whether the kernel has home nodes: one zero-length syscall, so the
+// common cases pay nothing.
+void RecordTaskPolicy(const KernelView& view, BindPolicy policy) {
+  State& s = g_state;
+  s.task = TaskPolicy{view.policy, view.policy_nodes};
+  if (view.policy != MPOL_BIND) return;
+  s.task.nodes &= s.topo.usable;
+  if (policy != BindPolicy::kPreferred || PopCount(s.task.nodes) < 2) return;
+  s.caps.home_node = view.from_kernel
+                         ? ProbeHomeNode(__builtin_ctzll(s.task.nodes))
+                         : view.home_node;
+}
+
+// ApplyBinding may clear home_node from another thread's bind.
+KernelCaps LoadCaps() {
+  return KernelCaps{__atomic_load_n(&g_state.caps.home_node, __ATOMIC_RELAXED)};
+}
 
 // Init's body: reads topology under `root`.
 void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
@@ -154,20 +180,22 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   }
   const int usable = PopCount(s.topo.usable);
   if (config.mode == Mode::kAuto && usable < 2) return;
+  RecordTaskPolicy(view, config.policy);  // before Activate binds regions
   Activate();
 }
 
 }  // namespace
 
 void Init(const char* (*getenv_fn)(const char*)) {
-  InitFrom(getenv_fn, kSysfsNodeRoot, KernelView{true, 0, 0, 0});
+  InitFrom(getenv_fn, kSysfsNodeRoot, KernelView{true, 0, 0, 0, false});
 }
 
 void InitForTest(const char* sysfs_root, uint64_t allowed,
                  const char* (*getenv_fn)(const char*), int task_policy,
-                 uint64_t task_policy_nodes) {
-  InitFrom(getenv_fn, sysfs_root,
-           KernelView{false, allowed, task_policy, task_policy_nodes});
+                 uint64_t task_policy_nodes, bool home_node) {
+  InitFrom(
+      getenv_fn, sysfs_root,
+      KernelView{false, allowed, task_policy, task_policy_nodes, home_node});
 }
 
 void ResetForTest() { Reset(); }
@@ -212,7 +240,9 @@ bool BindRange(void* start, size_t len, int node_id) {
     BumpCounter(&g_state.counters.skipped);
     return true;
   }
-  return MbindRange(start, len, node_id, g_state.policy, &g_state.counters);
+  const Binding b =
+      DecideBinding(g_state.task, g_state.policy, node_id, LoadCaps());
+  return ApplyBinding(start, len, b, &g_state.caps, &g_state.counters);
 }
 
 void NoteMemoryOutsideRegions() {

@@ -28,9 +28,11 @@ inline constexpr int kMaxNodes = 64;
 
 // How fresh memory is bound to its heap's node (TCMALLOC_NUMA_POLICY).
 enum class BindPolicy : uint8_t {
-  kPreferred,  // MPOL_PREFERRED: the kernel may fall back; never OOM-kills.
-  kBind,       // MPOL_BIND: strict; the kernel OOM-kills rather than spill.
-  kLocal,      // no mbind at all; first touch decides.
+  kPreferred,  // the node first, then the kernel falls back (inside a
+               // membind set, nearest first); never OOM-kills before the
+               // set is full.
+  kBind,       // MPOL_BIND to the node: the kernel OOM-kills rather than spill.
+  kLocal,      // no mbind at all; first touch (and the task policy) decides.
 };
 
 // Where a small object freed by a thread on another node goes
@@ -96,9 +98,10 @@ NUMA_TCMALLOC_HIDDEN int CurrentNode();
 NUMA_TCMALLOC_HIDDEN int FallbackOrder(int slot, int out[kMaxNodes]);
 
 // Binds [start, start+len) to the kernel's node `node_id` with the configured
-// policy, before the first touch. Returns false if the kernel refused
-// (counted, never fatal). No-op returning true when inactive, with kLocal, or
-// with a fake topology.
+// policy, within the task's membind set (DecideBinding, numa/mempolicy.h),
+// before the first touch; a PROT_NONE reservation made usable later is fine.
+// Returns false if the kernel refused (counted, never fatal). No-op returning
+// true when inactive, with kLocal, or with a fake topology.
 NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node_id);
 
 // True when the active layer has its node address regions (numa/region.h):

@@ -14,11 +14,13 @@ namespace numa {
 // Init, but reading topology under `sysfs_root` and taking `allowed` in
 // place of get_mempolicy(MPOL_F_MEMS_ALLOWED) and `task_policy` (an MPOL_*
 // mode; 0 is MPOL_DEFAULT) with `task_policy_nodes` in place of the thread's
-// memory policy. Counters are reset.
+// memory policy, and `home_node` in place of probing the kernel for
+// set_mempolicy_home_node. Counters are reset.
 NUMA_TCMALLOC_HIDDEN void InitForTest(const char* sysfs_root, uint64_t allowed,
                                       const char* (*getenv_fn)(const char*),
                                       int task_policy = 0,
-                                      uint64_t task_policy_nodes = 0);
+                                      uint64_t task_policy_nodes = 0,
+                                      bool home_node = true);
 
 // Back to the state before any Init: inactive, counters zero.
 NUMA_TCMALLOC_HIDDEN void ResetForTest();

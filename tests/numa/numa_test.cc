@@ -156,6 +156,56 @@ TEST_F(NumaTest, TaskPolicyIsHonoured) {
   EXPECT_EQ(NumNodes(), 3);
 }
 
+// Issue 16: under numactl --membind=0,2 every binding keeps to {0,2}. Init
+// records the task policy and BindRange asks DecideBinding; checked on this
+// machine's kernel, which stores the set narrowed to its own nodes.
+TEST_F(NumaTest, MembindKeepsBindingsInTheSet) {
+  const std::string root =
+      WriteFakeSysfs("numa-four-linear", {{0, "0", "10 20 30 40", 100},
+                                          {1, "1", "20 10 20 30", 100},
+                                          {2, "2", "30 20 10 20", 100},
+                                          {3, "3", "40 30 20 10", 100}});
+  uint64_t allowed = 0;
+  ASSERT_TRUE(QueryAllowedMems(&allowed));
+  if (!(allowed & 1)) GTEST_SKIP() << "node 0 is not allowed here";
+  for (const char* policy : {"preferred", "bind"}) {
+    SetFakeEnv({{"TCMALLOC_NUMA_POLICY", policy}});
+    InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b0101);
+    ASSERT_TRUE(Active());
+    EXPECT_FALSE(NodeUsable(1));
+    Mapping m(1 << 20);
+    ASSERT_TRUE(BindRange(m.get(), m.size(), 0)) << MbindLastErrno();
+    uint64_t nodes = 0;
+    // Before the fix: MPOL_PREFERRED, whose fallback ignores the set.
+    EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_BIND) << policy;
+    EXPECT_EQ(nodes & ~uint64_t{0b0101}, 0u) << policy;
+  }
+  // local binds nothing: the task's own MPOL_BIND places the pages.
+  SetFakeEnv({{"TCMALLOC_NUMA_POLICY", "local"}});
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b0101);
+  Mapping m(1 << 20);
+  EXPECT_TRUE(BindRange(m.get(), m.size(), 0));
+  EXPECT_EQ(MbindCalls(), 0u);
+}
+
+// Without membind the default stays MPOL_PREFERRED to the one node.
+TEST_F(NumaTest, NoMembindKeepsPreferred) {
+  const std::string root = TwoNodeTree();
+  uint64_t allowed = 0;
+  ASSERT_TRUE(QueryAllowedMems(&allowed));
+  if (!(allowed & 1)) GTEST_SKIP() << "node 0 is not allowed here";
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  for (int task : {MPOL_DEFAULT, MPOL_LOCAL, MPOL_INTERLEAVE, MPOL_PREFERRED}) {
+    InitForTest(root.c_str(), kAll, FakeGetenv, task, 0b11);
+    ASSERT_TRUE(Active());
+    Mapping m(1 << 20);
+    ASSERT_TRUE(BindRange(m.get(), m.size(), 0));
+    uint64_t nodes = 0;
+    EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_PREFERRED) << task;
+    EXPECT_EQ(nodes, 1u) << task;
+  }
+}
+
 TEST_F(NumaTest, KnobsAreReported) {
   const std::string root = TwoNodeTree();
   SetFakeEnv({{"TCMALLOC_NUMA_POLICY", "bind"}, {"TCMALLOC_NUMA_STATS", "1"}});
