@@ -1,0 +1,18 @@
+// Where the kernel holds a set of pages: move_pages with nodes == NULL only
+// reports, it moves nothing. For the region lab's placement check.
+#ifndef TESTS_NUMA_HEAP_PAGE_NODES_H_
+#define TESTS_NUMA_HEAP_PAGE_NODES_H_
+
+#include <map>
+#include <vector>
+
+namespace region_lab {
+
+// Page count per node id for the page-aligned addresses in `pages`; a
+// negative key is an errno move_pages reported for some pages (-ENOENT: not
+// present, i.e. never touched). False if the system call itself failed.
+bool CountPageNodes(const std::vector<void*>& pages, std::map<int, long>* out);
+
+}  // namespace region_lab
+
+#endif  // TESTS_NUMA_HEAP_PAGE_NODES_H_
