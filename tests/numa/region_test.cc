@@ -1,0 +1,174 @@
+// Node address regions (numa/region.h): the page-size arithmetic, the window
+// layout, and real growth on this machine: commits are contiguous and
+// granule-aligned, each reservation is bound once, and a region stays two
+// mappings however it grows.
+#include "numa/region.h"
+
+#include <errno.h>
+#include <linux/mempolicy.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "numa/numa.h"
+#include "numa/numa_testing.h"
+#include "tests/numa/fake_sysfs.h"
+#include "tests/numa/stderr_capture.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+using numa_test::FakeGetenv;
+using numa_test::SetFakeEnv;
+
+constexpr size_t kKiB = size_t{1} << 10;
+constexpr size_t kMiB = size_t{1} << 20;
+
+// A kernel page of 4 KiB, 16 KiB or 64 KiB (arm64) divides the 2 MiB granule;
+// a larger one (a hypothetical 4 MiB page) becomes the unit.
+TEST(CommitBytes, RoundsToGranuleAndKernelPage) {
+  for (size_t page : {4 * kKiB, 16 * kKiB, 64 * kKiB}) {
+    EXPECT_EQ(CommitBytes(1, page), kCommitGranule) << page;
+    EXPECT_EQ(CommitBytes(kMiB, page), kCommitGranule) << page;
+    EXPECT_EQ(CommitBytes(kCommitGranule, page), kCommitGranule) << page;
+    EXPECT_EQ(CommitBytes(kCommitGranule + 8 * kKiB, page), 2 * kCommitGranule)
+        << page;
+    EXPECT_EQ(CommitBytes(5 * kMiB, page) % page, 0u) << page;
+  }
+  EXPECT_EQ(CommitBytes(kMiB, 4 * kMiB), 4 * kMiB);
+  EXPECT_EQ(CommitBytes(5 * kMiB, 4 * kMiB), 8 * kMiB);
+  EXPECT_EQ(CommitBytes(~size_t{0} - 1, 4 * kKiB), 0u);  // overflow: refused
+}
+
+TEST(ReserveBytes, GrowsGeometricallyWithinRoom) {
+  EXPECT_EQ(ReserveBytes(2 * kMiB, 64 * kMiB, size_t{1} << 40), 64 * kMiB);
+  EXPECT_EQ(ReserveBytes(100 * kMiB, 64 * kMiB, size_t{1} << 40), 100 * kMiB);
+  EXPECT_EQ(ReserveBytes(2 * kMiB, 64 * kMiB, 10 * kMiB), 10 * kMiB);
+  EXPECT_EQ(ReserveBytes(20 * kMiB, 64 * kMiB, 10 * kMiB), 0u);
+}
+
+// Windows never touch, so the page heap never sees neighbouring spans of two
+// nodes; the owner of every address of a window is its slot.
+TEST(RegionWindow, DisjointAndOwnedBySlot) {
+  uintptr_t prev_end = 0;
+  for (int slot = 0; slot < kMaxNodes; ++slot) {
+    uintptr_t begin, end;
+    RegionWindow(slot, &begin, &end);
+    EXPECT_GT(begin, prev_end) << slot;
+    EXPECT_EQ(begin % kCommitGranule, 0u);
+    EXPECT_EQ(RegionOwner(begin), slot);
+    EXPECT_EQ(RegionOwner(end - 1), slot);
+    prev_end = end;
+  }
+  EXPECT_LE(prev_end, uintptr_t{64} << 40);
+}
+
+// Lines of /proc/self/maps that overlap [begin, end).
+int MappingsIn(uintptr_t begin, uintptr_t end) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int n = 0;
+  while (std::getline(maps, line)) {
+    unsigned long lo, hi;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2) continue;
+    if (lo < end && hi > begin) ++n;
+  }
+  return n;
+}
+
+// The layer forced on over this machine's real topology (one node, so real
+// mbind calls): many growths and several reservations leave exactly two
+// mappings, one read-write and one reserved, and one mbind per reservation.
+TEST(RegionGrow, TwoMappingsAndOneBindPerReservation) {
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  Init(FakeGetenv);
+  ASSERT_TRUE(Active());
+  ASSERT_TRUE(RegionsOn());
+  RegionStats before;
+  ASSERT_TRUE(GetRegionStats(0, &before));
+  const uint64_t binds_before = MbindCalls();
+
+  uintptr_t expected = before.begin + before.committed;
+  size_t grown = 0;
+  // 300 MiB in 1 MiB asks: past the 64 and 128 MiB reservations.
+  for (int i = 0; i < 300; ++i) {
+    size_t actual = 0;
+    void* p = GrowRegion(0, kMiB, &actual);
+    ASSERT_NE(p, nullptr) << i;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p), expected);
+    EXPECT_EQ(actual, kCommitGranule);
+    static_cast<char*>(p)[0] = 1;  // committed: writable
+    expected += actual;
+    grown += actual;
+  }
+  RegionStats after;
+  ASSERT_TRUE(GetRegionStats(0, &after));
+  EXPECT_EQ(after.committed, before.committed + grown);
+  EXPECT_GE(after.reserved, after.committed);
+  EXPECT_EQ(MappingsIn(after.begin, after.end), 2);
+  // 64 MiB at Init, then 128, 256 and 512 MiB cover 600+ MiB of growth.
+  EXPECT_LE(MbindCalls() - binds_before, 3u);
+  EXPECT_GE(MbindCalls() - binds_before, 1u);
+  EXPECT_EQ(MbindFailures(), 0u);
+  int mode = -1;
+  unsigned long mask = 0;
+  ASSERT_EQ(syscall(SYS_get_mempolicy, &mode, &mask, 64,
+                    reinterpret_cast<void*>(after.begin), MPOL_F_ADDR),
+            0);
+  EXPECT_NE(mode, MPOL_DEFAULT) << "the region is bound";
+}
+
+// A request no window can hold fails cleanly, without counting a failure; the
+// region keeps working.
+TEST(RegionGrow, ImpossibleRequestFailsCleanly) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
+  Init(FakeGetenv);
+  ASSERT_TRUE(RegionsOn());
+  const uint64_t failures = RegionFailures();
+  size_t actual = 0;
+  EXPECT_EQ(GrowRegion(1, size_t{2} << 40, &actual), nullptr);
+  EXPECT_EQ(RegionFailures(), failures);
+  EXPECT_NE(GrowRegion(1, kMiB, &actual), nullptr);
+  EXPECT_EQ(GrowRegion(2, kMiB, &actual), nullptr) << "no such slot";
+}
+
+// `ulimit -v` too small for the first reservations: Init says so in one line
+// and leaves the layer off (vanilla), with nothing reserved.
+TEST(ReserveRegions, AddressSpaceLimitLeavesTheLayerOff) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    struct rlimit limit;
+    limit.rlim_cur = limit.rlim_max =
+        static_cast<rlim_t>(pages) * getpagesize() + 32 * kMiB;
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(10);
+    SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "4"}});
+    const std::string err = numa_test::CaptureStderr([] { Init(FakeGetenv); });
+    if (Active() || RegionsOn()) _exit(11);
+    if (RegionFailures() == 0) _exit(12);
+    if (err.find("cannot reserve the NUMA address region") ==
+            std::string::npos ||
+        err.find("stays off") == std::string::npos) {
+      _exit(13);
+    }
+    if (std::count(err.begin(), err.end(), '\n') != 1) _exit(14);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
