@@ -18,7 +18,7 @@
 namespace tcmalloc {
 namespace numa {
 
-bool internal::owner_from_address;
+uintptr_t internal::owner_from_address_mask;
 
 namespace {
 
@@ -54,7 +54,7 @@ State g_state;
 
 void Reset() {
   memset(&g_state, 0, sizeof(g_state));
-  internal::owner_from_address = false;
+  internal::owner_from_address_mask = 0;
   g_state.policy = BindPolicy::kPreferred;
   g_state.list_nodes = 1;
   g_state.list_nodes_built = 1;
@@ -99,7 +99,7 @@ void Activate() {
     ClearTopology(&s.topo);
     return;
   }
-  internal::owner_from_address = true;
+  internal::owner_from_address_mask = ~uintptr_t{0};
   if (homes <= kMaxListNodes) {
     s.list_nodes = homes;
     return;
@@ -246,7 +246,8 @@ bool BindRange(void* start, size_t len, int node_id) {
 }
 
 void NoteMemoryOutsideRegions() {
-  __atomic_store_n(&internal::owner_from_address, false, __ATOMIC_RELAXED);
+  __atomic_store_n(&internal::owner_from_address_mask, uintptr_t{0},
+                   __ATOMIC_RELAXED);
 }
 
 bool RegionsOn() { return g_state.active && RegionsReserved(); }

@@ -114,14 +114,21 @@ NUMA_TCMALLOC_HIDDEN bool RegionsOn();
 NUMA_TCMALLOC_HIDDEN void* GrowRegion(int slot, size_t bytes, size_t* actual);
 
 namespace internal {
-NUMA_TCMALLOC_HIDDEN extern bool owner_from_address;
+NUMA_TCMALLOC_HIDDEN extern uintptr_t owner_from_address_mask;
 }  // namespace internal
 
 // True while every page-heap address lies in a node region, so an object's
-// owner slot follows from its address alone (AddressOwner). An inline load:
-// sized delete reads it.
+// owner slot follows from its address alone (AddressOwner).
 inline bool OwnerFromAddress() {
-  return __atomic_load_n(&internal::owner_from_address, __ATOMIC_RELAXED);
+  return __atomic_load_n(&internal::owner_from_address_mask,
+                         __ATOMIC_RELAXED) != 0;
+}
+
+// `ptr` while OwnerFromAddress(), else 0: sized delete folds the question
+// into the test it makes of the pointer anyway, for one instruction.
+inline uintptr_t AddressIfOwnerKnown(const void* ptr) {
+  return reinterpret_cast<uintptr_t>(ptr) &
+         __atomic_load_n(&internal::owner_from_address_mask, __ATOMIC_RELAXED);
 }
 
 // The page heap took memory from outside the regions (a user SysAllocator):
