@@ -169,7 +169,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
   static const double MiB = 1048576.0;
   out->printf("------------------------------------------------\n");
   out->printf(
-      "NUMA: %d nodes; policy %s%s; %llu mbind calls, %llu failed; "
+      "NUMA: %d node slots; policy %s%s; %llu mbind calls, %llu failed; "
       "%llu region failures\n",
       NumNodes(),
       Policy() == BindPolicy::kBind    ? "bind"
