@@ -180,6 +180,29 @@ TEST_F(FakeTwoNodes, ReleasedMemoryStaysWithItsNode) {
   free(q);
 }
 
+// Physical memory moves between nodes through the kernel: as node 1 grows,
+// the free pages node 0 holds are released, so a load that moves from one
+// node to the other keeps vanilla's resident size, whatever the release rate.
+TEST_F(FakeTwoNodes, OtherNodesFreePagesAreReleasedAsANodeGrows) {
+  constexpr int kBlocks = 16;
+  constexpr size_t kBlock = 4 << 20;
+  void* blocks[kBlocks];
+  ASSERT_TRUE(PinToCpu(0));
+  for (void*& b : blocks) b = malloc(kBlock);
+  for (void* b : blocks) free(b);
+  const size_t free0 = NodeProperty(0, "pageheap_free_bytes");
+  ASSERT_GE(free0, kBlocks * kBlock);
+
+  ASSERT_TRUE(PinToCpu(1));
+  const size_t unmapped0 = NodeProperty(0, "pageheap_unmapped_bytes");
+  for (void*& b : blocks) b = malloc(kBlock);
+  // Node 1 grew by what it asked for; node 0 gave as much back.
+  EXPECT_GE(NodeProperty(0, "pageheap_unmapped_bytes"),
+            unmapped0 + kBlocks * kBlock);
+  EXPECT_LE(NodeProperty(0, "pageheap_free_bytes"), free0 - kBlocks * kBlock);
+  for (void* b : blocks) free(b);
+}
+
 TEST_F(FakeTwoNodes, StatsShowOneLinePerNode) {
   ASSERT_TRUE(PinToCpu(1));
   free(malloc(kPageLevelBytes));
