@@ -193,12 +193,37 @@ TEST_F(TopologyTest, MemoryOnlyNodeIsFallbackNeverHome) {
   EXPECT_EQ(t_.usable, 0b11u);
   for (int cpu = 0; cpu < kMaxCpus; ++cpu) ASSERT_EQ(t_.cpu_node[cpu], 0);
 
+  // auto: every thread runs on node 0, so the layer stays off (vanilla).
+  SetFakeEnv({});
+  InitForTest(root.c_str(), kAll, FakeGetenv);
+  EXPECT_FALSE(Active());
+
+  // Forced on: node 1 is a heap and a fallback, never a home, and gets no
+  // small-object lists.
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
   EXPECT_EQ(NumNodes(), 2);
+  EXPECT_EQ(ListNodes(), 1);
   EXPECT_TRUE(NodeUsable(1));
   EXPECT_EQ(Fallback(0), std::vector<int>{1});
   EXPECT_EQ(CurrentNode(), 0);
+}
+
+// Two CPU nodes and two memory-only nodes: on in auto, with exactly two list
+// nodes (slots 0 and 1); the memory-only nodes are slots 2 and 3.
+TEST_F(TopologyTest, TwoCpuNodesAndTwoMemoryOnlyNodes) {
+  std::string root = WriteFakeSysfs("2cpu2mem", {{0, "0-1", "10 20 14 24", 100},
+                                                 {1, "2-3", "20 10 24 14", 100},
+                                                 {2, "", "14 24 10 28", 100},
+                                                 {3, "", "24 14 28 10", 100}});
+  SetFakeEnv({});  // auto
+  InitForTest(root.c_str(), kAll, FakeGetenv);
+  ASSERT_TRUE(Active());
+  EXPECT_EQ(NumNodes(), 4);
+  EXPECT_EQ(ListNodes(), 2);
+  EXPECT_EQ(NodeId(2), 2);
+  EXPECT_EQ(Fallback(0), (std::vector<int>{2, 1, 3}));
 }
 
 // A CPU-only node whose nearest memory is a memory-only node: its CPUs are
