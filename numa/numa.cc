@@ -121,26 +121,6 @@ struct KernelView {
   bool home_node;         // set_mempolicy_home_node is available
 };
 
-// The nodes serving the CPUs this thread may run on (sched_getaffinity:
-// taskset, cpusets); every CPU when `from_kernel` is false (tests) or the
-// kernel refuses.
-uint64_t HomesOfAllowedCpus(const Topology& t, bool from_kernel) {
-  unsigned long mask[kMaxCpus / (8 * sizeof(unsigned long))];
-  long bytes = -1;
-  if (from_kernel) {
-    memset(mask, 0, sizeof(mask));
-    bytes = RawSyscall(SYS_sched_getaffinity, 0, sizeof(mask),
-                       reinterpret_cast<long>(mask));
-  }
-  uint64_t homes = 0;
-  for (int cpu = 0; cpu < kMaxCpus; ++cpu) {
-    const int bits = 8 * sizeof(unsigned long);
-    if (bytes > 0 && ((mask[cpu / bits] >> (cpu % bits)) & 1) == 0) continue;
-    homes |= uint64_t{1} << t.cpu_node[cpu];
-  }
-  return homes & t.homes;
-}
-
 // Keeps what DecideBinding needs: the task policy (a membind set narrowed to
 // the usable nodes, the ones the heaps know) and, only when a binding could
 // use it, whether the kernel has home nodes: one zero-length syscall, so the
@@ -200,10 +180,11 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   }
   const int usable = PopCount(s.topo.usable);
   if (config.mode == Mode::kAuto && usable < 2) return;
-  // auto: per-node heaps pay off only if the process's threads can run on
-  // more than one node. A memory-only node (CXL, HBM) alone is not that.
-  if (config.mode == Mode::kAuto &&
-      PopCount(HomesOfAllowedCpus(s.topo, view.from_kernel)) < 2) {
+  // auto: per-node heaps pay off only if threads run on more than one node.
+  // A memory-only node (CXL, HBM) next to one CPU node is not that. Not the
+  // calling thread's affinity: a main thread pinned before its first malloc
+  // may still start workers on every node.
+  if (config.mode == Mode::kAuto && PopCount(s.topo.homes) < 2) {
     ClearTopology(&s.topo);
     return;
   }
