@@ -1,13 +1,14 @@
-// Which node gives up memory when another node needs it: the nearest one.
+// Pages never change nodes, even released ones that hold no pages.
 //
 // Run in a 4-node guest with linear SLIT distances (10 + 10*|i-j|), NUMA on.
 // A thread on node 0 allocates, frees and releases 64 MiB; then one on node 3
-// does the same with 128 MiB (too big to adopt node 0's span, so node 3 grows
-// its own). Both now hold a released, page-less span that any node may adopt.
-// A thread on node 2 asks for 64 MiB: it must adopt node 3's span (distance
-// 20), not node 0's (distance 30, but the lowest id), and not grow the heap.
+// does the same with 128 MiB. Both now hold a released, page-less span (the
+// design before node regions re-bound such a span to the node that needed
+// it, nearest first: node 3's). A thread on node 2 asks for 64 MiB: it must
+// take neither, and commit fresh memory in its own region instead.
 //
-// Prints "adopted-from: <node>" (or "none") and the heap growth in bytes.
+// Prints "adopted-from: <node>" (or "none"), the heap growth in bytes and
+// how much node 2's region committed.
 #include <sched.h>
 
 #include <cstdio>
@@ -75,6 +76,8 @@ int main() {
   const size_t before0 = Unmapped(0);
   const size_t before3 = Unmapped(3);
   const size_t heap_before = Property("generic.heap_size");
+  const size_t committed2 =
+      Property("tcmalloc.numa.node2.region_committed_bytes");
 
   PinToNode(2);
   char* p = static_cast<char*>(std::malloc(kBytes));
@@ -85,6 +88,9 @@ int main() {
   const bool from3 = Unmapped(3) + kBytes / 2 <= before3;
   std::printf("adopted-from: %s\n", from3 ? "3" : from0 ? "0" : "none");
   std::printf("heap-growth: %zu\n", Property("generic.heap_size") - heap_before);
+  std::printf("node2-committed: %zu\n",
+              Property("tcmalloc.numa.node2.region_committed_bytes") -
+                  committed2);
   std::free(p);
   return 0;
 }
