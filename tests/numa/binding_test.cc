@@ -19,10 +19,14 @@
 #include "gtest/gtest.h"
 #include "numa/bind.h"
 #include "numa/mempolicy.h"
+#include "tests/numa/mapping.h"
 
 namespace tcmalloc {
 namespace numa {
 namespace {
+
+using numa_test::Mapping;
+using numa_test::PolicyAt;
 
 constexpr KernelCaps kNewKernel = {true};   // 5.17+ (Debian 12's 6.1)
 constexpr KernelCaps kOldKernel = {false};  // e.g. 5.10: no home node
@@ -238,30 +242,6 @@ TEST(NormalizeTaskMode, PreferredWithoutNodesIsLocal) {
 
 // --- ApplyBinding on the real kernel -------------------------------------
 
-class Mapping {
- public:
-  explicit Mapping(size_t len) : len_(len) {
-    // PROT_NONE, as the page heap reserves regions before making them usable.
-    p_ = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  }
-  ~Mapping() { munmap(p_, len_); }
-  void* get() const { return p_; }
-  size_t size() const { return len_; }
-
- private:
-  void* p_;
-  size_t len_;
-};
-
-int PolicyAt(void* addr, uint64_t* nodes) {
-  int mode = -1;
-  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
-  long r = syscall(SYS_get_mempolicy, &mode, mask, 1025, addr, MPOL_F_ADDR);
-  EXPECT_EQ(r, 0) << errno;
-  *nodes = mask[0];
-  return mode;
-}
-
 int FirstAllowedNode() {
   uint64_t allowed = 0;
   EXPECT_TRUE(QueryAllowedMems(&allowed));
@@ -272,7 +252,7 @@ int FirstAllowedNode() {
 // read-write afterwards: the policy survives, the memory is usable.
 TEST(ApplyBinding, BindWithHomeNodeOnReservedRange) {
   const int node = FirstAllowedNode();
-  Mapping m(4 << 20);
+  Mapping m(4 << 20, PROT_NONE);
   ASSERT_NE(m.get(), MAP_FAILED);
   KernelCaps caps = {ProbeHomeNode(node)};
   BindCounters c = {};
@@ -319,7 +299,7 @@ TEST(ApplyBinding, NoHomeNodeSyscallFallsBackAndRemembers) {
     }
     const int node = FirstAllowedNode();
     if (ProbeHomeNode(node)) _exit(1);  // the probe sees the old kernel
-    Mapping m(1 << 20);
+    Mapping m(1 << 20, PROT_NONE);
     KernelCaps caps = {true};  // as if probed on a newer kernel
     BindCounters c = {};
     const Binding b = {true, MPOL_BIND, uint64_t{1} << node, node};

@@ -18,11 +18,15 @@
 #include "numa/numa_testing.h"
 #include "numa/topology.h"
 #include "tests/numa/fake_sysfs.h"
+#include "tests/numa/mapping.h"
 #include "tests/numa/stderr_capture.h"
 
 namespace tcmalloc {
 namespace numa {
 namespace {
+
+using numa_test::Mapping;
+using numa_test::PolicyAt;
 
 using numa_test::FakeGetenv;
 using numa_test::SetFakeEnv;
@@ -42,30 +46,6 @@ std::string TwoNodeTree() {
 }
 
 // A page-aligned, untouched anonymous mapping, unmapped at scope exit.
-class Mapping {
- public:
-  explicit Mapping(size_t len) : len_(len) {
-    p_ = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-              -1, 0);
-  }
-  ~Mapping() { munmap(p_, len_); }
-  void* get() const { return p_; }
-  size_t size() const { return len_; }
-
- private:
-  void* p_;
-  size_t len_;
-};
-
-// The policy the kernel holds for the range at `addr`, and its node mask.
-int PolicyAt(void* addr, uint64_t* nodes) {
-  int mode = -1;
-  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {};
-  long r = syscall(SYS_get_mempolicy, &mode, mask, 1025, addr, MPOL_F_ADDR);
-  EXPECT_EQ(r, 0) << errno;
-  *nodes = mask[0];
-  return mode;
-}
 
 class NumaTest : public ::testing::Test {
  protected:

@@ -1,5 +1,5 @@
 // The guest's nodes that have CPUs, and pinning a thread to one of them, for
-// the region lab programs (one thread per CPU node). Memory-only nodes have no
+// the lab programs (one thread per CPU node). Memory-only nodes have no
 // CPU to run a thread on, so they get none.
 #ifndef TESTS_NUMA_HEAP_CPU_NODES_H_
 #define TESTS_NUMA_HEAP_CPU_NODES_H_

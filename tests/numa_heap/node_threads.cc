@@ -6,39 +6,22 @@
 //
 //   node_threads --nodes 1,3 --mib M
 //   prints one line per thread: "thread node1: node1=A node3=B"
-#include <numaif.h>
 #include <pthread.h>
-#include <sched.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/numa_heap/cpu_nodes.h"
+#include "tests/numa_heap/page_nodes.h"
 
 namespace {
 
 constexpr size_t kBlock = 1 << 20;
 constexpr size_t kPage = 4096;
-
-bool PinToNode(int node) {
-  const std::string path =
-      "/sys/devices/system/node/node" + std::to_string(node) + "/cpulist";
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return false;
-  int cpu = -1;
-  const int n = std::fscanf(f, "%d", &cpu);
-  std::fclose(f);
-  if (n != 1) return false;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) return false;
-  sched_yield();  // be on the node before the first allocation
-  return true;
-}
 
 struct Worker {
   int node;
@@ -47,7 +30,7 @@ struct Worker {
   std::vector<char*> blocks;
 
   void Run() {
-    if (!PinToNode(node)) return;
+    if (!region_lab::PinToNode(node)) return;
     for (long i = 0; i < mib; ++i) {
       char* p = static_cast<char*>(std::malloc(kBlock));
       if (p == nullptr) return;
@@ -87,23 +70,21 @@ int main(int argc, char** argv) {
   for (Worker& w : workers) std::thread(&Worker::Run, &w).join();
 
   int status = 0;
-  std::vector<void*> pages(kBlock / kPage);
-  std::vector<int> where(pages.size());
   for (const Worker& w : workers) {
     if (!w.ok) {
       std::printf("thread node%d: failed\n", w.node);
       status = 3;
       continue;
     }
-    std::map<int, long> per_node;
+    std::vector<void*> pages;
     for (char* block : w.blocks) {
-      for (size_t i = 0; i < pages.size(); ++i) pages[i] = block + i * kPage;
-      if (move_pages(0, pages.size(), pages.data(), nullptr, where.data(), 0) !=
-          0) {
-        std::perror("move_pages");
-        return 2;
-      }
-      for (int s : where) ++per_node[s];
+      for (size_t off = 0; off < kBlock; off += kPage)
+        pages.push_back(block + off);
+    }
+    std::map<int, long> per_node;
+    if (!region_lab::CountPageNodes(pages, &per_node)) {
+      std::perror("move_pages");
+      return 2;
     }
     std::printf("thread node%d:", w.node);
     for (const auto& [n, count] : per_node)
