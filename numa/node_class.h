@@ -40,14 +40,7 @@ inline constexpr int ClassNode(uint32_t node_class) {
   return static_cast<int>(node_class >> kNodeClassShift);
 }
 
-// The slot owning heap address `ptr`, from the address alone. Valid while
-// RegionsOn() for memory the page heap took from a region; callers that may
-// see other memory (a user SysAllocator's) must not use it.
-inline int AddressOwner(const void* ptr) {
-  return RegionOwner(reinterpret_cast<uintptr_t>(ptr));
-}
-
-// NodeClass(AddressOwner(ptr), cl), in the fewest instructions: the window
+// NodeClass(RegionOwner(ptr), cl), in the fewest instructions: the window
 // number shifted straight into the node bits.
 inline uint32_t AddressNodeClass(const void* ptr, uint32_t cl) {
   static_assert(kRegionShift > kNodeClassShift, "node bits from the address");

@@ -106,7 +106,7 @@ NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node_id);
 
 // True when the active layer has its node address regions (numa/region.h):
 // page heaps then grow with GrowRegion, and an address's owner slot is
-// AddressOwner (numa/node_class.h). False when inactive.
+// RegionOwner (numa/region.h). False when inactive.
 NUMA_TCMALLOC_HIDDEN bool RegionsOn();
 
 // Commits at least `bytes` more of `slot`'s region; see RegionGrow in
@@ -117,22 +117,17 @@ namespace internal {
 NUMA_TCMALLOC_HIDDEN extern uintptr_t owner_from_address_mask;
 }  // namespace internal
 
-// True while every page-heap address lies in a node region, so an object's
-// owner slot follows from its address alone (AddressOwner).
-inline bool OwnerFromAddress() {
-  return __atomic_load_n(&internal::owner_from_address_mask,
-                         __ATOMIC_RELAXED) != 0;
-}
-
-// `ptr` while OwnerFromAddress(), else 0: sized delete folds the question
-// into the test it makes of the pointer anyway, for one instruction.
+// `ptr` while every page-heap address lies in a node region (so an object's
+// owner follows from its address, RegionOwner in numa/region.h), else 0:
+// sized delete folds the question into the test it makes of the pointer
+// anyway, for one instruction.
 inline uintptr_t AddressIfOwnerKnown(const void* ptr) {
   return reinterpret_cast<uintptr_t>(ptr) &
          __atomic_load_n(&internal::owner_from_address_mask, __ATOMIC_RELAXED);
 }
 
 // The page heap took memory from outside the regions (a user SysAllocator):
-// OwnerFromAddress() is false from now on. Call with the page heap lock.
+// AddressIfOwnerKnown() is 0 from now on. Call with the page heap lock.
 NUMA_TCMALLOC_HIDDEN void NoteMemoryOutsideRegions();
 
 // Counters for introspection (MallocExtension properties, stats).
