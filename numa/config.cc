@@ -94,6 +94,14 @@ Migration ParseMigration(const char* v) {
   return Migration::kFlush;
 }
 
+uint32_t ParseMaxStrandedMb(const char* v) {
+  if (v == nullptr) return kDefaultMaxStrandedMb;
+  uint64_t mb;
+  if (ParseUint(v, kMaxStrandedMbLimit, &mb)) return static_cast<uint32_t>(mb);
+  Warn("TCMALLOC_NUMA_MAX_STRANDED_MB", v, "0..1048576", "16");
+  return kDefaultMaxStrandedMb;
+}
+
 }  // namespace
 
 Config ParseConfig(GetenvFn getenv_fn) {
@@ -106,6 +114,8 @@ Config ParseConfig(GetenvFn getenv_fn) {
   c.stats = ParseStats(Get(getenv_fn, "TCMALLOC_NUMA_STATS"));
   c.remote_free = ParseRemoteFree(Get(getenv_fn, "TCMALLOC_NUMA_REMOTE_FREE"));
   c.migration = ParseMigration(Get(getenv_fn, "TCMALLOC_NUMA_MIGRATION"));
+  c.max_stranded_mb =
+      ParseMaxStrandedMb(Get(getenv_fn, "TCMALLOC_NUMA_MAX_STRANDED_MB"));
   return c;
 }
 

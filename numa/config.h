@@ -25,12 +25,17 @@ struct Config {
   bool stats;              // TCMALLOC_NUMA_STATS
   RemoteFree remote_free;  // TCMALLOC_NUMA_REMOTE_FREE
   Migration migration;     // TCMALLOC_NUMA_MIGRATION
+  uint32_t max_stranded_mb;  // TCMALLOC_NUMA_MAX_STRANDED_MB
 };
+
+// Free memory the other nodes may keep while a node's heap grows.
+inline constexpr uint32_t kDefaultMaxStrandedMb = 16;
+inline constexpr uint32_t kMaxStrandedMbLimit = uint32_t{1} << 20;  // 1 TiB
 
 // The configuration when no knob is set.
 inline constexpr Config kDefaultConfig = {
-    Mode::kAuto, BindPolicy::kPreferred, 0,
-    false,       RemoteFree::kOwner,     Migration::kFlush};
+    Mode::kAuto,       BindPolicy::kPreferred, 0, false, RemoteFree::kOwner,
+    Migration::kFlush, kDefaultMaxStrandedMb};
 
 using GetenvFn = const char* (*)(const char*);
 

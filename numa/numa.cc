@@ -31,6 +31,7 @@ struct State {
   BindPolicy policy;
   RemoteFree remote_free;
   Migration migration;
+  uint64_t max_stranded_bytes;
   int num_nodes;  // slots
   int list_nodes;
   int list_nodes_built;
@@ -151,6 +152,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   g_state.stats = config.stats;
   g_state.remote_free = config.remote_free;
   g_state.migration = config.migration;
+  g_state.max_stranded_bytes = uint64_t{config.max_stranded_mb} << 20;
   State& s = g_state;
 
   if (config.fake_nodes > 0) {
@@ -264,6 +266,13 @@ void* GrowRegion(int slot, size_t bytes, size_t* actual) {
   if (!g_state.active || slot >= g_state.num_nodes) return nullptr;
   return RegionGrow(slot, bytes, actual);
 }
+
+bool ShrinkRegion(int slot, void* start, size_t bytes) {
+  if (!g_state.active || slot >= g_state.num_nodes) return false;
+  return RegionReturn(slot, reinterpret_cast<uintptr_t>(start), bytes);
+}
+
+uint64_t MaxStrandedBytes() { return g_state.max_stranded_bytes; }
 
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
 uint64_t MbindFailures() { return LoadCounter(&g_state.counters.failures); }

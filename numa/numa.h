@@ -113,6 +113,16 @@ NUMA_TCMALLOC_HIDDEN bool RegionsOn();
 // numa/region.h. nullptr when regions are off or the region cannot grow.
 NUMA_TCMALLOC_HIDDEN void* GrowRegion(int slot, size_t bytes, size_t* actual);
 
+// Gives a released range of `slot`'s region back to it (RegionReturn in
+// numa/region.h), so it leaves the heap's size. False if it cannot; the range
+// then stays the caller's.
+NUMA_TCMALLOC_HIDDEN bool ShrinkRegion(int slot, void* start, size_t bytes);
+
+// TCMALLOC_NUMA_MAX_STRANDED_MB in bytes: the free memory all other nodes
+// together may keep while a node's heap grows; beyond it they release free
+// pages to the kernel, whatever TCMALLOC_RELEASE_RATE says.
+NUMA_TCMALLOC_HIDDEN uint64_t MaxStrandedBytes();
+
 namespace internal {
 NUMA_TCMALLOC_HIDDEN extern uintptr_t owner_from_address_mask;
 }  // namespace internal

@@ -16,13 +16,22 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
+struct Hole {
+  uintptr_t begin;
+  uintptr_t end;
+};
+
 // Zero-initialized, touched only during Init and under the page heap lock.
 struct Region {
   uintptr_t begin;          // first address the region may use
   uintptr_t end;            // end of the window
   uintptr_t reserved_end;   // [begin, reserved_end) is reserved and bound
-  uintptr_t committed_end;  // [begin, committed_end) is read-write
+  uintptr_t committed_end;  // [begin, committed_end) is read-write but holes
   size_t next_reserve;
+  // PROT_NONE ranges inside [begin, committed_end), sorted by address, never
+  // touching one another or committed_end (RegionReturn merges them).
+  int num_holes;
+  Hole holes[kMaxHoles];
 };
 
 Region g_regions[kMaxNodes];
@@ -96,6 +105,68 @@ void Unreserve(Region* r) {
   *r = Region{};
 }
 
+int Protect(uintptr_t start, size_t bytes, int prot) {
+  long rc = RawSyscall(SYS_mprotect, static_cast<long>(start),
+                       static_cast<long>(bytes), prot);
+  return rc == 0 ? 0 : static_cast<int>(-rc);
+}
+
+void RemoveHole(Region* r, int i) {
+  for (int j = i; j + 1 < r->num_holes; ++j) r->holes[j] = r->holes[j + 1];
+  --r->num_holes;
+}
+
+// The lowest hole of at least `size` bytes, or -1.
+int FindHole(const Region& r, size_t size) {
+  for (int i = 0; i < r.num_holes; ++i) {
+    if (r.holes[i].end - r.holes[i].begin >= size) return i;
+  }
+  return -1;
+}
+
+// Where [start, end) goes among the holes: i is the first hole after start.
+struct HolePlace {
+  int i;
+  bool at_end;  // ends at committed_end: the committed part just shrinks
+  bool joins_prev;
+  bool joins_next;
+  bool needs_slot() const { return !at_end && !joins_prev && !joins_next; }
+};
+
+HolePlace PlaceHole(const Region& r, uintptr_t start, uintptr_t end) {
+  HolePlace p{0, end == r.committed_end, false, false};
+  while (p.i < r.num_holes && r.holes[p.i].begin < start) ++p.i;
+  p.joins_prev = p.i > 0 && r.holes[p.i - 1].end == start;
+  p.joins_next = p.i < r.num_holes && r.holes[p.i].begin == end;
+  return p;
+}
+
+// Records [start, end) as PROT_NONE: the new end of the committed part, or
+// merged into the holes it touches, or a hole of its own (the caller checked
+// that one is free).
+void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
+  if (p.at_end) {
+    r->committed_end = start;
+  } else if (p.joins_prev && p.joins_next) {
+    r->holes[p.i - 1].end = r->holes[p.i].end;
+    RemoveHole(r, p.i);
+  } else if (p.joins_prev) {
+    r->holes[p.i - 1].end = end;
+  } else if (p.joins_next) {
+    r->holes[p.i].begin = start;
+  } else {
+    for (int j = r->num_holes; j > p.i; --j) r->holes[j] = r->holes[j - 1];
+    r->holes[p.i] = Hole{start, end};
+    ++r->num_holes;
+  }
+  // A hole that now reaches the committed end is just uncommitted space.
+  const int last = r->num_holes - 1;
+  if (last >= 0 && r->holes[last].end == r->committed_end) {
+    r->committed_end = r->holes[last].begin;
+    RemoveHole(r, last);
+  }
+}
+
 }  // namespace
 
 void RegionWindow(int slot, uintptr_t* begin, uintptr_t* end) {
@@ -145,6 +216,21 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
   Region* r = &g_regions[slot];
   if (r->reserved_end == r->begin) return nullptr;
   const size_t size = CommitBytes(bytes, getpagesize());
+  const int hole = size == 0 ? -1 : FindHole(*r, size);
+  if (hole >= 0) {
+    const uintptr_t start = r->holes[hole].begin;
+    const int err = Protect(start, size, PROT_READ | PROT_WRITE);
+    if (err != 0) {
+      CountFailure(err);
+      WarnOnce("cannot commit memory in the NUMA address region of", slot, err,
+               "; its heap borrows the nearest nodes' memory");
+      return nullptr;
+    }
+    r->holes[hole].begin += size;
+    if (r->holes[hole].begin == r->holes[hole].end) RemoveHole(r, hole);
+    *actual = size;
+    return reinterpret_cast<void*>(start);
+  }
   if (size == 0 || size > r->end - r->committed_end) {
     // A request no window could hold fails as it would in vanilla; one that
     // only needs more than is left means the node's window is full.
@@ -172,13 +258,11 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
     }
     if (r->next_reserve < kReserveMax) r->next_reserve *= 2;
   }
-  long rc = RawSyscall(SYS_mprotect, static_cast<long>(r->committed_end),
-                       static_cast<long>(size), PROT_READ | PROT_WRITE);
-  if (rc != 0) {
+  const int err = Protect(r->committed_end, size, PROT_READ | PROT_WRITE);
+  if (err != 0) {
     // Strict overcommit (vm.overcommit_memory=2) refuses the commit charge.
-    CountFailure(static_cast<int>(-rc));
-    WarnOnce("cannot commit memory in the NUMA address region of", slot,
-             static_cast<int>(-rc),
+    CountFailure(err);
+    WarnOnce("cannot commit memory in the NUMA address region of", slot, err,
              "; its heap borrows the nearest nodes' memory");
     return nullptr;
   }
@@ -186,6 +270,30 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
   r->committed_end += size;
   *actual = size;
   return result;
+}
+
+bool RegionReturn(int slot, uintptr_t start, size_t bytes) {
+  if (!g_reserved || slot < 0 || slot >= kMaxNodes || bytes == 0) return false;
+  Region* r = &g_regions[slot];
+  const uintptr_t end = start + bytes;
+  const uintptr_t page_mask = static_cast<uintptr_t>(getpagesize()) - 1;
+  if (start < r->begin || end > r->committed_end || end < start ||
+      ((start | bytes) & page_mask) != 0) {
+    return false;
+  }
+  for (int i = 0; i < r->num_holes; ++i) {
+    if (start < r->holes[i].end && r->holes[i].begin < end) return false;
+  }
+  // Check the table before the syscall, so a refusal changes nothing.
+  const HolePlace place = PlaceHole(*r, start, end);
+  if (place.needs_slot() && r->num_holes == kMaxHoles) return false;
+  const int err = Protect(start, bytes, PROT_NONE);
+  if (err != 0) {
+    CountFailure(err);
+    return false;
+  }
+  AddHole(r, place, start, end);
+  return true;
 }
 
 bool GetRegionStats(int slot, RegionStats* out) {
@@ -196,6 +304,10 @@ bool GetRegionStats(int slot, RegionStats* out) {
   out->end = r.end;
   out->reserved = r.reserved_end - r.begin;
   out->committed = r.committed_end - r.begin;
+  for (int i = 0; i < r.num_holes; ++i) {
+    out->committed -= r.holes[i].end - r.holes[i].begin;
+  }
+  out->holes = r.num_holes;
   return true;
 }
 

@@ -8,7 +8,11 @@
 // is reserved; growing the heap commits the next part with mprotect, which
 // makes no mbind call and leaves one read-write mapping per node. Pages move
 // between nodes only through the kernel: a node releases free pages
-// (madvise), another commits fresh ones in its own region.
+// (madvise), another commits fresh ones in its own region. So that the heap's
+// size (what it took from the system) follows what it uses, not the sum of
+// every node's peak, released ranges can also go back to their region
+// (RegionReturn): PROT_NONE again, a hole the region's next growth fills
+// first.
 //
 // Everything here runs inside malloc, under the page heap lock (growth) or
 // during Init: raw syscalls only, no locks of its own.
@@ -45,6 +49,10 @@ inline constexpr size_t kCommitGranule = size_t{2} << 20;
 // space) and double up to kReserveMax (so a big heap needs few mbind calls).
 inline constexpr size_t kFirstReserve = size_t{64} << 20;
 inline constexpr size_t kReserveMax = size_t{64} << 30;
+// Holes a region keeps track of. Each one splits the read-write mapping, so
+// this bounds the extra mappings at two per hole; a range that would need
+// another hole stays committed (released, so it costs no memory).
+inline constexpr int kMaxHoles = 16;
 
 // The slot owning `addr`, if `addr` is in a region. Only meaningful for
 // memory the page heap took from a region (RegionGrow).
@@ -74,18 +82,28 @@ bool ReserveRegions(int slots);
 // True once ReserveRegions succeeded.
 bool RegionsReserved();
 
-// Commits at least `bytes` more of slot's region (reserving and binding more
-// address space first when needed) and returns its start; *actual is the
-// size committed, a multiple of kCommitGranule. nullptr if the region cannot
-// grow (window full, address-space limit, strict overcommit refused the
+// Commits at least `bytes` more of slot's region and returns its start:
+// the lowest hole big enough, else the space after the committed part
+// (reserving and binding more address space first when needed). *actual is
+// the size committed, a multiple of kCommitGranule. nullptr if the region
+// cannot grow (window full, address-space limit, strict overcommit refused the
 // commit): counted, and said once on stderr. Call with the page heap lock.
 void* RegionGrow(int slot, size_t bytes, size_t* actual);
+
+// Gives [start, start + bytes) back to slot's region: it turns PROT_NONE and
+// becomes a hole. The caller has released the pages (madvise) and no longer
+// uses the range. False, with nothing changed, if the range is not committed
+// memory of slot's region, is not aligned to the kernel's page size, would
+// need a hole beyond kMaxHoles, or the kernel refused. Call with the page
+// heap lock.
+bool RegionReturn(int slot, uintptr_t start, size_t bytes);
 
 struct RegionStats {
   uintptr_t begin;  // the window part the region may use
   uintptr_t end;
   size_t reserved;   // bytes reserved (and bound) so far
-  size_t committed;  // bytes committed read-write so far
+  size_t committed;  // bytes read-write now: grown, less the holes
+  int holes;         // ranges given back and not yet committed again
 };
 // False if slot has no region.
 bool GetRegionStats(int slot, RegionStats* out);

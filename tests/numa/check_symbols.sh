@@ -11,7 +11,7 @@ for lib in "$@"; do
   [[ -f $lib ]] || { echo "check_symbols: no such archive: $lib" >&2; exit 1; }
 done
 
-allowed='^(syscall|sched_getcpu|getpagesize|__errno_location|memset|memcpy|__rseq_offset|__rseq_size|__stack_chk_fail|__popcountdi2|_GLOBAL_OFFSET_TABLE_|_ZN8tcmalloc4numa.*)$'
+allowed='^(syscall|sched_getcpu|getpagesize|__errno_location|memset|memcpy|memmove|__rseq_offset|__rseq_size|__stack_chk_fail|__popcountdi2|_GLOBAL_OFFSET_TABLE_|_ZN8tcmalloc4numa.*)$'
 fail=0
 
 undefined=$(nm -u "$@" | awk 'NF == 2 { print $2 }' | sort -u)

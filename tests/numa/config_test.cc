@@ -33,6 +33,7 @@ void ExpectDefault(const Config& c) {
   EXPECT_FALSE(c.stats);
   EXPECT_EQ(c.remote_free, RemoteFree::kOwner);
   EXPECT_EQ(c.migration, Migration::kFlush);
+  EXPECT_EQ(c.max_stranded_mb, 16u);
 }
 
 TEST(Config, DefaultsWhenUnset) {
@@ -49,7 +50,8 @@ TEST(Config, EmptyValuesMeanUnset) {
                            {"TCMALLOC_NUMA_FAKE_NODES", ""},
                            {"TCMALLOC_NUMA_STATS", ""},
                            {"TCMALLOC_NUMA_REMOTE_FREE", ""},
-                           {"TCMALLOC_NUMA_MIGRATION", ""}},
+                           {"TCMALLOC_NUMA_MIGRATION", ""},
+                           {"TCMALLOC_NUMA_MAX_STRANDED_MB", ""}},
                           &w));
   EXPECT_EQ(w, "");
 }
@@ -78,6 +80,15 @@ TEST(Config, AcceptsEveryDocumentedValue) {
             Migration::kFlush);
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MIGRATION", "drain"}}, &w).migration,
             Migration::kDrain);
+  EXPECT_EQ(
+      ParseWith({{"TCMALLOC_NUMA_MAX_STRANDED_MB", "0"}}, &w).max_stranded_mb,
+      0u);
+  EXPECT_EQ(
+      ParseWith({{"TCMALLOC_NUMA_MAX_STRANDED_MB", "512"}}, &w).max_stranded_mb,
+      512u);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MAX_STRANDED_MB", "1048576"}}, &w)
+                .max_stranded_mb,
+            1048576u);
   EXPECT_EQ(w, "");
 }
 
@@ -116,6 +127,15 @@ TEST(Config, BadValueWarnsOnceAndUsesDefault) {
       {"TCMALLOC_NUMA_MIGRATION", "never",
        "tcmalloc: ignoring TCMALLOC_NUMA_MIGRATION=never (expected "
        "flush|drain); using flush\n"},
+      {"TCMALLOC_NUMA_MAX_STRANDED_MB", "-1",
+       "tcmalloc: ignoring TCMALLOC_NUMA_MAX_STRANDED_MB=-1 (expected "
+       "0..1048576); using 16\n"},
+      {"TCMALLOC_NUMA_MAX_STRANDED_MB", "1048577",
+       "tcmalloc: ignoring TCMALLOC_NUMA_MAX_STRANDED_MB=1048577 (expected "
+       "0..1048576); using 16\n"},
+      {"TCMALLOC_NUMA_MAX_STRANDED_MB", "16M",
+       "tcmalloc: ignoring TCMALLOC_NUMA_MAX_STRANDED_MB=16M (expected "
+       "0..1048576); using 16\n"},
   };
   for (const BadValue& bad : cases) {
     SCOPED_TRACE(std::string(bad.name) + "=" + bad.value);

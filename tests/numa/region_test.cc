@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -138,6 +139,98 @@ TEST(RegionGrow, ImpossibleRequestFailsCleanly) {
   EXPECT_EQ(RegionFailures(), failures);
   EXPECT_NE(GrowRegion(1, kMiB, &actual), nullptr);
   EXPECT_EQ(GrowRegion(2, kMiB, &actual), nullptr) << "no such slot";
+}
+
+// Slot 1's committed bytes and holes, for the tests below.
+RegionStats Slot1() {
+  RegionStats stats{};
+  EXPECT_TRUE(GetRegionStats(1, &stats));
+  return stats;
+}
+
+// Ranges given back become holes: the lowest one that fits is committed
+// again first, neighbours merge, and a region whose holes are all filled is
+// two mappings again.
+TEST(RegionReturn, HolesAreFilledFirstAndMerge) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
+  Init(FakeGetenv);
+  ASSERT_TRUE(RegionsOn());
+  constexpr size_t kG = kCommitGranule;
+  uintptr_t a[5];
+  for (uintptr_t& p : a) {
+    size_t actual = 0;
+    p = reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual));
+    ASSERT_NE(p, 0u);
+    ASSERT_EQ(actual, kG);
+    memset(reinterpret_cast<void*>(p), 1, kG);
+  }
+  const RegionStats start = Slot1();
+  ASSERT_EQ(start.holes, 0);
+  ASSERT_EQ(MappingsIn(start.begin, start.end), 2);
+
+  ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[1]), kG));
+  EXPECT_EQ(Slot1().holes, 1);
+  EXPECT_EQ(Slot1().committed, start.committed - kG);
+  EXPECT_EQ(MappingsIn(start.begin, start.end), 4) << "rw, hole, rw, reserved";
+  ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2]), kG));
+  EXPECT_EQ(Slot1().holes, 1) << "a[1] and a[2] merge";
+  EXPECT_EQ(Slot1().committed, start.committed - 2 * kG);
+
+  size_t actual = 0;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual)), a[1]);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual)), a[2]);
+  memset(reinterpret_cast<void*>(a[1]), 2, 2 * kG);  // writable again
+  EXPECT_EQ(Slot1().holes, 0);
+  EXPECT_EQ(Slot1().committed, start.committed);
+  EXPECT_EQ(MappingsIn(start.begin, start.end), 2);
+
+  // The last range just shrinks the committed part; growth takes it back.
+  ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[4]), kG));
+  EXPECT_EQ(Slot1().holes, 0);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual)), a[4]);
+  EXPECT_EQ(MappingsIn(start.begin, start.end), 2);
+}
+
+// What the region cannot take back it refuses, changing nothing: another
+// slot's memory, memory never committed, a range not on kernel page
+// boundaries, one already given back, and a hole beyond kMaxHoles.
+TEST(RegionReturn, RefusesWhatItCannotTake) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
+  Init(FakeGetenv);
+  ASSERT_TRUE(RegionsOn());
+  constexpr size_t kG = kCommitGranule;
+  constexpr int kRanges = 2 * kMaxHoles + 3;
+  uintptr_t a[kRanges];
+  for (uintptr_t& p : a) {
+    size_t actual = 0;
+    p = reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual));
+    ASSERT_NE(p, 0u);
+  }
+  const RegionStats start = Slot1();
+  const size_t page = getpagesize();
+  void* const first = reinterpret_cast<void*>(a[0]);
+  EXPECT_FALSE(ShrinkRegion(0, first, kG)) << "slot 1's memory";
+  EXPECT_FALSE(ShrinkRegion(
+      1, reinterpret_cast<void*>(start.begin + start.committed + kG), kG))
+      << "not committed";
+  EXPECT_FALSE(ShrinkRegion(1, reinterpret_cast<void*>(a[0] + 1), page));
+  EXPECT_FALSE(ShrinkRegion(1, first, page + 1));
+  EXPECT_FALSE(ShrinkRegion(1, first, 0));
+  EXPECT_EQ(Slot1().committed, start.committed);
+
+  // Every other granule: kMaxHoles holes that cannot merge, then one more.
+  for (int i = 0; i < kMaxHoles; ++i) {
+    ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * i]), kG)) << i;
+  }
+  EXPECT_EQ(Slot1().holes, kMaxHoles);
+  EXPECT_FALSE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * kMaxHoles]), kG));
+  EXPECT_FALSE(ShrinkRegion(1, first, kG)) << "already a hole";
+  EXPECT_EQ(Slot1().committed, start.committed - kMaxHoles * kG);
+  EXPECT_LE(MappingsIn(start.begin, start.end), 2 + 2 * kMaxHoles);
+  // Filling the gap between two holes merges them, and frees a slot.
+  ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[1]), kG));
+  EXPECT_EQ(Slot1().holes, kMaxHoles - 1);
+  EXPECT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * kMaxHoles]), kG));
 }
 
 // `ulimit -v` too small for the first reservations: Init says so in one line
