@@ -65,6 +65,7 @@ constexpr CounterName kCounters[] = {
     {"thread_migrations", ListCounter::kThreadMigrations},
     {"migration_flushed_objects", ListCounter::kFlushedObjects},
     {"rerouted_objects", ListCounter::kReroutedObjects},
+    {"idle_drained_objects", ListCounter::kIdleDrainedObjects},
 };
 
 unsigned long long Counter(ListCounter c) {

@@ -169,6 +169,7 @@ enum class ListCounter : int {
   kThreadMigrations,   // thread caches that found their thread on a new node
   kFlushedObjects,     // objects returned by the flush migration policy
   kReroutedObjects,    // objects a central list handed on to their owner's list
+  kIdleDrainedObjects,  // objects idle nodes' transfer caches gave back
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(ListCounter c, uint64_t n);

@@ -13,6 +13,7 @@
 #define NUMA_TCMALLOC_NUMA_SIZED_METADATA_ALLOCATOR_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common.h"            // MetaDataAlloc
 #include "internal_logging.h"  // Log, kCrash
@@ -28,8 +29,15 @@ class SizedMetadataAllocator {
 
   // Objects are rounded up to whole cache lines, so that one object's hot
   // fields never share a line with the next object's.
-  void Init(size_t object_size) {
-    object_size_ = (object_size + 63) & ~size_t{63};
+  //
+  // With page_offset > 0, objects are whole kPage multiples placed so that
+  // each one's byte page_offset starts a page: an object whose tail is made
+  // of page-sized parts that are often left untouched then costs resident
+  // memory only for the parts it uses.
+  void Init(size_t object_size, size_t page_offset = 0) {
+    page_offset_ = page_offset;
+    const size_t unit = page_offset > 0 ? kPage : 64;
+    object_size_ = (object_size + unit - 1) & ~(unit - 1);
     chunk_size_ = object_size_ * 8 > kMinChunk ? object_size_ * 8 : kMinChunk;
   }
 
@@ -42,7 +50,8 @@ class SizedMetadataAllocator {
       free_list_ = *static_cast<void**>(result);
     } else {
       if (free_avail_ < object_size_) {
-        free_area_ = static_cast<char*>(MetaDataAlloc(chunk_size_));
+        const size_t slack = page_offset_ > 0 ? kPage : 0;
+        free_area_ = static_cast<char*>(MetaDataAlloc(chunk_size_ + slack));
         if (free_area_ == nullptr) {
           Log(kCrash, __FILE__, __LINE__,
               "FATAL ERROR: Out of memory trying to allocate internal "
@@ -50,6 +59,11 @@ class SizedMetadataAllocator {
               chunk_size_, object_size_);
         }
         free_avail_ = chunk_size_;
+        if (page_offset_ > 0) {
+          const uintptr_t at =
+              reinterpret_cast<uintptr_t>(free_area_) + page_offset_;
+          free_area_ += ((at + kPage - 1) & ~(kPage - 1)) - at;
+        }
       }
       result = free_area_;
       free_area_ += object_size_;
@@ -69,8 +83,10 @@ class SizedMetadataAllocator {
 
  private:
   static constexpr size_t kMinChunk = 128 << 10;  // PageHeapAllocator's
+  static constexpr size_t kPage = 4096;           // the smallest kernel page
 
   size_t object_size_ = 0;
+  size_t page_offset_ = 0;
   size_t chunk_size_ = 0;
   char* free_area_ = nullptr;
   size_t free_avail_ = 0;

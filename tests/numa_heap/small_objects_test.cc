@@ -176,6 +176,32 @@ TEST_F(FakeTwoNodes, MigratedThreadStopsUsingItsOldNodesObjects) {
   FreeAll(on_node1);
 }
 
+// A node whose threads have left keeps objects in its central lists'
+// transfer caches; they go back to their spans (and free spans to node 1's
+// page heap) once node 0 has made enough refills to see node 1 idle
+// (numa/idle_nodes.h: 2 * 1024 refills).
+TEST_F(FakeTwoNodes, IdleNodesCachesAreGivenBack) {
+  OnCpu(1, [] { FreeAll(AllocateMany(64, 8 * kObjects)); });
+  const size_t cached = CentralFreeBytes(1);
+  ASSERT_GE(cached, size_t{64} * kObjects) << "node 1 kept nothing to give";
+  const size_t drained_before = Property("tcmalloc.numa.idle_drained_objects");
+
+  OnCpu(0, [] {
+    // Refills: 16-byte objects come 32 to a refill once a list is warm.
+    for (int round = 0; round < 4; ++round) {
+      FreeAll(AllocateMany(16, 32 * kObjects));
+      // Returns them to node 0's central lists, so the next round refills.
+      MallocExtension::instance()->MarkThreadIdle();
+    }
+  });
+  // What stays is free space in spans that still hold live objects.
+  EXPECT_LE(CentralFreeBytes(1), cached / 2);
+  // At least the 64-byte class's share of the transfer cache: 32 entries of
+  // 32 objects.
+  EXPECT_GE(Property("tcmalloc.numa.idle_drained_objects"),
+            drained_before + 1024);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -1,0 +1,44 @@
+// Which list nodes have gone idle: no thread has refilled its cache from
+// their small-object lists for a while. Their central lists' transfer caches
+// then hold objects no one will take, so an active node's refill path gives
+// them back to their spans (and from there to the node's page heap, whose
+// free pages other nodes' growth releases). No background thread: the check
+// rides on refills, which are already a slow path.
+//
+// Inside the gperftools tree this file lives at src/numa/idle_nodes.h.
+#ifndef NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
+#define NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
+
+#include <stdint.h>
+
+#include "numa/numa.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// A node's refills between two looks for idle nodes. A node counts as idle
+// when it made no refill between two looks, so its caches go back within
+// 2 * kRefillsPerLook refills of one active node.
+inline constexpr uint64_t kRefillsPerLook = 1024;
+
+// Counts a thread-cache refill from `node`'s lists (relaxed atomics, no
+// lock). True on every kRefillsPerLook-th of them: time for TakeIdleNodes.
+bool NoteRefill(int node);
+
+// The list nodes below `list_nodes`, other than `self`, that made no refill
+// since the previous look (a node never refilled from is idle from the first
+// look: other nodes' threads may have freed objects to it), as a bit mask;
+// each idle spell is reported once. 0 while another thread is looking.
+uint64_t TakeIdleNodes(int self, int list_nodes);
+
+// Forgets all counts (tests).
+void ResetIdleNodesForTest();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
