@@ -37,8 +37,13 @@ namespace numa {
 inline constexpr int kRegionShift = 40;
 inline constexpr uintptr_t kRegionWindow = uintptr_t{1} << kRegionShift;
 // Slot 0's window starts at address 0, where non-PIE executables and their
-// brk heap live; its region starts higher up.
-inline constexpr uintptr_t kSlot0RegionStart = uintptr_t{1} << 38;  // 256 GiB
+// brk heap live; its region starts higher up, 1 GiB past a 2 GiB boundary
+// like every other region (kRegionGuard), so that the page before the region,
+// which the page heap's page map must cover too, falls in the same page map
+// leaf (2 MiB, zeroed, for 2 GiB of addresses on x86-64) as the region's
+// start instead of costing a leaf of its own.
+inline constexpr uintptr_t kSlot0RegionStart =
+    (uintptr_t{1} << 38) + (uintptr_t{1} << 30);  // 257 GiB
 // A region starts this far into its window, so two nodes' memory is never
 // adjacent (the page heap must never see neighbours of different nodes).
 inline constexpr uintptr_t kRegionGuard = uintptr_t{1} << 30;  // 1 GiB
