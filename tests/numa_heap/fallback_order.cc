@@ -5,12 +5,15 @@
 // does the same with 128 MiB. Both now hold a released, page-less span (the
 // design before node regions re-bound such a span to the node that needed
 // it, nearest first: node 3's). A thread on node 2 asks for 64 MiB: it must
-// take neither, and commit fresh memory in its own region instead.
+// take neither, and commit fresh memory in its own region instead, while the
+// released spans go back to their own regions, so the heap does not grow.
 //
-// Prints "adopted-from: <node>" (or "none"), the heap growth in bytes and
-// how much node 2's region committed.
+// Prints "adopted-from: <node>" (the node whose region holds the block, or
+// "none" when it is node 2's), the heap growth in bytes (signed) and how much
+// node 2's region committed.
 #include <sched.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,9 +34,20 @@ size_t Property(const std::string& name) {
   return value;
 }
 
-size_t Unmapped(int node) {
-  return Property("tcmalloc.numa.node" + std::to_string(node) +
-                  ".pageheap_unmapped_bytes");
+size_t NodeProperty(int node, const char* field) {
+  return Property("tcmalloc.numa.node" + std::to_string(node) + "." + field);
+}
+
+// The node whose region holds `p`, or -1.
+int RegionOf(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (int node = 0; node < 4; ++node) {
+    if (a >= NodeProperty(node, "region_begin") &&
+        a < NodeProperty(node, "region_end")) {
+      return node;
+    }
+  }
+  return -1;
 }
 
 void PinToNode(int node) {
@@ -73,24 +87,27 @@ int main() {
   }
   LeaveReleasedSpan(0, kBytes);
   LeaveReleasedSpan(3, 2 * kBytes);
-  const size_t before0 = Unmapped(0);
-  const size_t before3 = Unmapped(3);
   const size_t heap_before = Property("generic.heap_size");
   const size_t committed2 =
       Property("tcmalloc.numa.node2.region_committed_bytes");
 
   PinToNode(2);
   char* p = static_cast<char*>(std::malloc(kBytes));
-  // Used after the measurement, so the compiler cannot drop the malloc/free pair.
+  // Used after the measurement, so the compiler cannot drop the malloc/free
+  // pair.
   asm volatile("" : : "g"(p) : "memory");
-  // Half the block is margin enough: other small frees move a few pages.
-  const bool from0 = Unmapped(0) + kBytes / 2 <= before0;
-  const bool from3 = Unmapped(3) + kBytes / 2 <= before3;
-  std::printf("adopted-from: %s\n", from3 ? "3" : from0 ? "0" : "none");
-  std::printf("heap-growth: %zu\n", Property("generic.heap_size") - heap_before);
-  std::printf("node2-committed: %zu\n",
-              Property("tcmalloc.numa.node2.region_committed_bytes") -
-                  committed2);
+  const int owner = RegionOf(p);
+  if (owner == 2) {
+    std::printf("adopted-from: none\n");
+  } else {
+    std::printf("adopted-from: %d\n", owner);
+  }
+  std::printf("heap-growth: %lld\n",
+              static_cast<long long>(Property("generic.heap_size")) -
+                  static_cast<long long>(heap_before));
+  std::printf(
+      "node2-committed: %zu\n",
+      Property("tcmalloc.numa.node2.region_committed_bytes") - committed2);
   std::free(p);
   return 0;
 }
