@@ -103,6 +103,8 @@ TEST_F(FakeTwoNodes, RemoteFreesGoBackToTheirOwner) {
     OnCpu(0, [&] { from_node0 = AllocateMany(size, kObjects); });
     const size_t remote_before = Property("tcmalloc.numa.remote_free_objects");
     const size_t rerouted_before = Property("tcmalloc.numa.rerouted_objects");
+    const size_t drained_before =
+        Property("tcmalloc.numa.idle_drained_objects");
     OnCpu(1, [&] {
       FreeAll(from_node0);
       on_node1 = AllocateMany(size, kObjects);
@@ -121,9 +123,16 @@ TEST_F(FakeTwoNodes, RemoteFreesGoBackToTheirOwner) {
     EXPECT_EQ(Property("tcmalloc.numa.remote_free_objects") - remote_before,
               static_cast<size_t>(kObjects));
     EXPECT_EQ(Property("tcmalloc.numa.rerouted_objects"), rerouted_before);
+    // Node 1's refills may have found node 0 idle and given its cached
+    // objects back to their spans (IdleNodesCachesAreGivenBack); then node 0
+    // need not see the same addresses again.
+    const bool drained =
+        Property("tcmalloc.numa.idle_drained_objects") != drained_before;
     OnCpu(0, [&] { node0_again = AllocateMany(size, kObjects); });
-    EXPECT_GE(Overlap(from_node0, node0_again), kObjects / 2)
-        << "node 0 did not get its objects back";
+    if (!drained) {
+      EXPECT_GE(Overlap(from_node0, node0_again), kObjects / 2)
+          << "node 0 did not get its objects back";
+    }
     FreeAll(on_node1);
     FreeAll(node0_again);
   }
@@ -174,6 +183,20 @@ TEST_F(FakeTwoNodes, MigratedThreadStopsUsingItsOldNodesObjects) {
   EXPECT_GT(Property("tcmalloc.numa.migration_flushed_objects"),
             flushed_before);
   FreeAll(on_node1);
+}
+
+// The list nodes split vanilla's per-class transfer-cache cap: for 48-byte
+// objects (a class no other test here uses) vanilla keeps at most 64 batches
+// of 32, so each of 2 nodes keeps 32 (48 KiB), and the nodes together no
+// more than vanilla's one cache.
+TEST_F(FakeTwoNodes, TransferCachesShareVanillasCap) {
+  constexpr size_t kNodeCap = 32 * 32 * 48;
+  const size_t before = Property("tcmalloc.transfer_cache_free_bytes");
+  // A thread that exits returns its cache to node 0's lists in batches.
+  OnCpu(0, [] { FreeAll(AllocateMany(48, 4 * kObjects)); });
+  const size_t held = Property("tcmalloc.transfer_cache_free_bytes") - before;
+  EXPECT_GE(held, kNodeCap * 3 / 4) << "the cache filled up";
+  EXPECT_LE(held, kNodeCap + 8192) << "node 0 kept more than its share";
 }
 
 // A node whose threads have left keeps objects in its central lists'
