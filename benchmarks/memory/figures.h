@@ -15,9 +15,15 @@ namespace memory_probe {
 long long Property(const char* name);
 
 // generic.heap_size: bytes the allocator took from the system, released
-// ones included. tcmalloc never returns address space, so this is also its
-// peak. -1 when not answered.
+// ones included. -1 when not answered.
 long long HeapBytes();
+
+// HeapBytes(), also remembered: PrintResult reports the largest value
+// sampled. Vanilla's heap size never shrinks, but the patched one's does
+// (a node's released address space goes back to its region when another
+// node grows), so its value at the end can hide a peak; the probes sample
+// where theirs is highest, with every phase's blocks allocated.
+long long SampleHeap();
 
 // The process's peak resident set so far, in KiB (getrusage ru_maxrss).
 long PeakRssKib();
@@ -29,10 +35,11 @@ long CurrentRssKib();
 // Bytes in MiB with one decimal ("1025.0"), or "-" when negative (unknown).
 std::string Mib(long long bytes);
 
-// Prints the result: one line of key=value fields (heap_mib, peak_rss_mib,
-// rss_mib, heap_bytes, peak_rss_kib, numa_active, numa_nodes; "-" for what
-// the allocator does not answer), then METRIC lines for `tools/compare --cmd`
-// (docs/compare.md).
+// Samples the heap once more, then prints the result: one line of
+// key=value fields (heap_mib and heap_bytes: the largest heap size sampled;
+// heap_end_mib: the last; peak_rss_mib, rss_mib, peak_rss_kib, numa_active,
+// numa_nodes; "-" for what the allocator does not answer), then METRIC lines
+// for `tools/compare --cmd` (docs/compare.md).
 void PrintResult();
 
 }  // namespace memory_probe

@@ -5,9 +5,10 @@
 // allocates --blocks blocks of --block-size (1 GiB by default), writes every
 // byte, and frees them all. Vanilla tcmalloc has one page heap, so phase 2
 // reuses phase 1's pages and the heap stays at one phase's size; an allocator
-// that strands freed memory on its node ends with a heap (and possibly a
-// resident set) of two phases. Prints the heap size and peak RSS
-// (figures.h), after a line per phase.
+// that strands freed memory on its node reaches a heap (and possibly a
+// resident set) of two phases. Prints a line per phase, then the largest heap
+// size sampled (with each phase's blocks allocated, and after they are
+// freed) and the peak RSS (figures.h).
 #include <getopt.h>
 
 #include <cerrno>
@@ -78,8 +79,8 @@ Options Parse(int argc, char** argv) {
             "usage: stranded [--blocks=256] [--block-size=4M] [--cpus=0,1,0]\n"
             "One phase per CPU of --cpus, in order, pinned there: allocate "
             "--blocks blocks\nof --block-size, write every byte, free them "
-            "all. Then prints heap_mib=\n(generic.heap_size) and "
-            "peak_rss_mib= (ru_maxrss), and METRIC lines.\n");
+            "all. Then prints heap_mib= (the\nlargest generic.heap_size "
+            "sampled), peak_rss_mib= (ru_maxrss) and METRIC lines.\n");
         std::exit(0);
       default:
         workloads::Die("bad arguments (see --help)");
@@ -106,15 +107,20 @@ void RunPhase(const Options& o, int phase, int cpu) {
     std::memset(blocks[i], phase, o.block_size);
     workloads::Escape(blocks[i]);  // or the compiler drops the memset
   }
+  // The phase's heap at its largest; after the frees it can only be lower.
+  const long long allocated_heap = memory_probe::SampleHeap();
   for (void* p : blocks) std::free(p);
   // Unmapped: released to the kernel, still counted in the heap size.
   const long long unmapped =
       memory_probe::Property("tcmalloc.pageheap_unmapped_bytes");
   const long rss_kib = memory_probe::CurrentRssKib();
-  std::printf("phase=%d cpu=%d heap_mib=%s unmapped_mib=%s rss_mib=%s\n", phase,
-              cpu, memory_probe::Mib(memory_probe::HeapBytes()).c_str(),
-              memory_probe::Mib(unmapped).c_str(),
-              memory_probe::Mib(rss_kib < 0 ? -1 : rss_kib * 1024LL).c_str());
+  std::printf(
+      "phase=%d cpu=%d allocated_heap_mib=%s heap_mib=%s unmapped_mib=%s "
+      "rss_mib=%s\n",
+      phase, cpu, memory_probe::Mib(allocated_heap).c_str(),
+      memory_probe::Mib(memory_probe::SampleHeap()).c_str(),
+      memory_probe::Mib(unmapped).c_str(),
+      memory_probe::Mib(rss_kib < 0 ? -1 : rss_kib * 1024LL).c_str());
   std::fflush(stdout);
 }
 

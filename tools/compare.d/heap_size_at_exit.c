@@ -1,9 +1,11 @@
 // Preloaded by `tools/compare --memory` after the allocator under test: as the
 // process exits, it asks the allocator for generic.heap_size (bytes taken from
-// the system, released ones included: tcmalloc never gives address space
-// back, so this is also the peak) and writes "heap_bytes=N" to the file named
-// by COMPARE_HEAP_SIZE. The benchmarks link plain libc malloc and do not ask
-// themselves; an allocator that does not answer leaves the file empty.
+// the system, released ones included) and writes "heap_bytes=N" to the file
+// named by COMPARE_HEAP_SIZE. The benchmarks link plain libc malloc and do not
+// ask themselves; an allocator that does not answer leaves the file empty.
+// Vanilla's heap size never shrinks, so this is its peak; the patched one's
+// can (other nodes' released address space goes back to their regions), so
+// for it this can be below the peak.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stddef.h>

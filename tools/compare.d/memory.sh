@@ -49,7 +49,10 @@ memory_run() {
   /usr/bin/time -f %M -o "$tmp.rss" env -u LD_PRELOAD "${envs[@]}" \
     LD_PRELOAD="$lib:$MEMORY_HELPER" COMPARE_HEAP_SIZE="$tmp.heap" "${cmd[@]}" >"$tmp.out" 2>"$tmp.err" ||
     { tail -n 3 "$tmp.err" >&2; die "memory: $workload under $alloc (${config%%|*}) failed (output in $tmp.out, $tmp.err)"; }
-  heap=$(sed -n 's/^heap_bytes=//p' "$tmp.heap" 2>/dev/null)
+  # The probes report the largest heap size they sampled; for the others,
+  # the helper's value at exit.
+  heap=$(sed -n 's/^heap_mib=.* heap_bytes=\([0-9][0-9]*\) .*/\1/p' "$tmp.out" | head -n 1)
+  [ -n "$heap" ] || heap=$(sed -n 's/^heap_bytes=//p' "$tmp.heap" 2>/dev/null)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "${config%%|*}" "$alloc" "$rep" "${heap:--}" \
     "$(tail -n 1 "$tmp.rss")" >>"$out/memory_raw.tsv"
 }
@@ -119,11 +122,14 @@ changed \`patches/\`, \`numa/\`, \`tcmalloc/\` or \`vanilla/\`); medians of $rep
 interleaved repetition$([ "$reps" = 1 ] || echo s). These are the allocator's figures as of that commit: they change
 with it, and the same command gives today's.
 
-- **heap**: \`generic.heap_size\` at exit, the bytes the allocator took from
-  the system, released ones included (tcmalloc never returns address space,
-  so it is also the peak). The probes print it themselves; for the other
-  benchmarks \`tools/compare.d/heap_size_at_exit.c\` is preloaded after the
-  allocator and asks it as the process exits.
+- **heap**: \`generic.heap_size\`, the bytes the allocator took from the
+  system, released ones included. The probes print the largest value they
+  sampled (stranded: with each phase's blocks allocated, and after they are
+  freed). For the other benchmarks \`tools/compare.d/heap_size_at_exit.c\`,
+  preloaded after the allocator, asks it as the process exits: vanilla's
+  never shrinks, so that is its peak; numa's can (other nodes' released
+  address space goes back to their regions), so for numa it can be below
+  the peak.
 - **peak RSS**: the process's peak resident set (GNU time \`%M\`, ru_maxrss).
 - **stranded** (\`benchmarks/memory/stranded\`): one thread allocates, writes
   and frees $( [ "$quick" = 0 ] && echo "1 GiB (256 blocks of 4 MiB)" || echo "256 MiB (64 blocks of 4 MiB; --quick)")
