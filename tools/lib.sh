@@ -56,3 +56,17 @@ bazel_cmd() {
     (cd "$REPO_ROOT" && bazel "$cmd" "$@")
   fi
 }
+
+# cpu_allowed CPU: whether this process may run on CPU (its Cpus_allowed_list).
+# Fake topologies (TCMALLOC_NUMA_FAKE_NODES) put CPU c on node c % N, so the
+# tools that pin to CPUs 0 and 1 ask this first.
+cpu_allowed() {
+  local list part parts
+  list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+  IFS=, read -r -a parts <<<"$list"
+  for part in "${parts[@]}"; do
+    [[ $part =~ ^([0-9]+)(-([0-9]+))?$ ]] || continue
+    [ "$1" -ge "${BASH_REMATCH[1]}" ] && [ "$1" -le "${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}" ] && return 0
+  done
+  return 1
+}
