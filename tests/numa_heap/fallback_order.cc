@@ -11,15 +11,15 @@
 // Prints "adopted-from: <node>" (the node whose region holds the block, or
 // "none" when it is node 2's), the heap growth in bytes (signed) and how much
 // node 2's region committed.
-#include <sched.h>
 
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "gperftools/malloc_extension.h"
+#include "tests/numa_heap/cpu_nodes.h"
+#include "tests/numa_heap/region_props.h"
 
 namespace {
 
@@ -34,37 +34,19 @@ size_t Property(const std::string& name) {
   return value;
 }
 
-size_t NodeProperty(int node, const char* field) {
-  return Property("tcmalloc.numa.node" + std::to_string(node) + "." + field);
-}
-
 // The node whose region holds `p`, or -1.
 int RegionOf(const void* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   for (int node = 0; node < 4; ++node) {
-    if (a >= NodeProperty(node, "region_begin") &&
-        a < NodeProperty(node, "region_end")) {
-      return node;
-    }
+    if (region_lab::NodeRegion(node).Contains(p, 1)) return node;
   }
   return -1;
 }
 
 void PinToNode(int node) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
-                node);
-  FILE* f = std::fopen(path, "r");
-  int cpu = -1;
-  if (f == nullptr || std::fscanf(f, "%d", &cpu) != 1) {
-    std::fprintf(stderr, "fallback_order: node %d has no CPU\n", node);
+  if (!region_lab::PinToNode(node)) {
+    std::fprintf(stderr, "fallback_order: cannot run on node %d\n", node);
     std::exit(2);
   }
-  std::fclose(f);
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
 }
 
 // Runs on a thread pinned to `node`: allocate, touch, free, release.
