@@ -1,3 +1,5 @@
+// Applies a Binding (numa/mempolicy.h) to a range: mbind(2), then
+// set_mempolicy_home_node(2), counted and never fatal.
 #include "numa/bind.h"
 
 #include <errno.h>

@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "numa/mempolicy.h"
-#include "numa/numa.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -1,3 +1,4 @@
+// The malloc-free byte source the sysfs parsers read from (numa/byte_stream.h).
 #include "numa/byte_stream.h"
 
 #include <errno.h>

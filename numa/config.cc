@@ -1,3 +1,5 @@
+// Parsing the TCMALLOC_NUMA* knobs (numa/config.h): one warning line for a
+// value it cannot use, then the documented default.
 #include "numa/config.h"
 
 #include <sys/syscall.h>

@@ -1,15 +1,39 @@
-// The TCMALLOC_NUMA* knobs (documented in docs/tuning.md) and their parsing.
+// The TCMALLOC_NUMA* knobs (documented in docs/tuning.md), the policies they
+// choose, and their parsing.
 #ifndef NUMA_TCMALLOC_NUMA_CONFIG_H_
 #define NUMA_TCMALLOC_NUMA_CONFIG_H_
 
 #include <stdint.h>
 
-#include "numa/numa.h"
+#include "numa/nodes.h"
 
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
 namespace numa {
+
+// How fresh memory is bound to its heap's node (TCMALLOC_NUMA_POLICY).
+enum class BindPolicy : uint8_t {
+  kPreferred,  // the node first, then the kernel falls back (inside a
+               // membind set, nearest first); never OOM-kills before the
+               // set is full.
+  kBind,       // MPOL_BIND to the node: the kernel OOM-kills rather than spill.
+  kLocal,      // no mbind at all; first touch (and the task policy) decides.
+};
+
+// Where a small object freed by a thread on another node goes
+// (TCMALLOC_NUMA_REMOTE_FREE).
+enum class RemoteFree : uint8_t {
+  kOwner,  // back to its owner's central lists, in batches
+  kLocal,  // into the freeing thread's cache, for reuse there (vanilla speed)
+};
+
+// What a thread cache does with its old node's objects when it finds its
+// thread on a new node (TCMALLOC_NUMA_MIGRATION).
+enum class Migration : uint8_t {
+  kFlush,  // return them to their node's central lists at once
+  kDrain,  // keep them parked; they go back on overflow or scavenge
+};
 
 // TCMALLOC_NUMA.
 enum class Mode : uint8_t {

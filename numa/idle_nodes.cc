@@ -1,3 +1,4 @@
+// Refill counts per CPU node and the look for idle ones (numa/idle_nodes.h).
 #include "numa/idle_nodes.h"
 
 namespace tcmalloc {
@@ -11,13 +12,13 @@ struct alignas(64) NodeRefills {
   bool reported;     // idle since `seen`, and already reported
 };
 
-NodeRefills g_nodes[kMaxListNodes];
+NodeRefills g_nodes[kMaxCpuNodes];
 bool g_looking;
 
 }  // namespace
 
 bool NoteRefill(int node) {
-  if (node < 0 || node >= kMaxListNodes) return false;
+  if (node < 0 || node >= kMaxCpuNodes) return false;
   const uint64_t n =
       __atomic_add_fetch(&g_nodes[node].refills, 1, __ATOMIC_RELAXED);
   return n % kRefillsPerLook == 0;
@@ -25,7 +26,7 @@ bool NoteRefill(int node) {
 
 uint64_t TakeIdleNodes(int self, int list_nodes) {
   if (__atomic_exchange_n(&g_looking, true, __ATOMIC_ACQUIRE)) return 0;
-  if (list_nodes > kMaxListNodes) list_nodes = kMaxListNodes;
+  if (list_nodes > kMaxCpuNodes) list_nodes = kMaxCpuNodes;
   uint64_t idle = 0;
   for (int node = 0; node < list_nodes; ++node) {
     if (node == self) continue;

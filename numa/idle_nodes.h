@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "numa/numa.h"
+#include "numa/node_class.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -1,3 +1,5 @@
+// The "tcmalloc.numa.*" properties and the NUMA block of GetStats
+// (numa/introspection.h).
 #include "numa/introspection.h"
 
 #include <string.h>
@@ -5,7 +7,8 @@
 
 #include "central_freelist.h"
 #include "internal_logging.h"
-#include "numa/node_class.h"
+#include "numa/node_heaps.h"
+#include "numa/numa.h"
 #include "numa/region.h"
 #include "page_heap.h"
 #include "static_vars.h"
@@ -34,19 +37,17 @@ bool ParseNodeNumber(const char** p, int* node) {
   return true;
 }
 
-// Stats of the heap in `slot`; one that has not allocated yet reads as zero.
+// Stats of node's heap; one that has not allocated yet reads as zero.
 bool NodeStats(int node, PageHeap::Stats* stats) {
   if (node < 0 || node >= NumNodes()) return false;
   SpinLockHolder h(Static::pageheap_lock());
-  if (!Static::pageheap()->NodeStatsLocked(node, stats)) {
-    *stats = PageHeap::Stats();
-  }
+  if (!NodeHeaps::NodeStats(node, stats)) *stats = PageHeap::Stats();
   return true;
 }
 
 // Bytes of free objects in node's central lists and transfer-cache slots.
 size_t CentralFreeBytes(int node) {
-  if (node >= ListNodesBuilt()) return 0;
+  if (node >= NodesWithCentralLists()) return 0;
   size_t bytes = 0;
   for (unsigned cl = 1; cl < Static::num_size_classes(); ++cl) {
     CentralFreeList& list = Static::central_cache()[NodeClass(node, cl)];
@@ -66,6 +67,7 @@ constexpr CounterName kCounters[] = {
     {"migration_flushed_objects", ListCounter::kFlushedObjects},
     {"rerouted_objects", ListCounter::kReroutedObjects},
     {"idle_drained_objects", ListCounter::kIdleDrainedObjects},
+    {"borrowed_objects", ListCounter::kBorrowedObjects},
 };
 
 unsigned long long Counter(ListCounter c) {
@@ -76,7 +78,7 @@ unsigned long long Counter(ListCounter c) {
 
 size_t CentralLength(unsigned cl) {
   size_t n = 0;
-  for (int node = 0; node < ListNodesBuilt(); ++node) {
+  for (int node = 0; node < NodesWithCentralLists(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].length();
   }
   return n;
@@ -84,7 +86,7 @@ size_t CentralLength(unsigned cl) {
 
 size_t TransferLength(unsigned cl) {
   size_t n = 0;
-  for (int node = 0; node < ListNodesBuilt(); ++node) {
+  for (int node = 0; node < NodesWithCentralLists(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].tc_length();
   }
   return n;
@@ -92,7 +94,7 @@ size_t TransferLength(unsigned cl) {
 
 size_t CentralOverheadBytes(unsigned cl) {
   size_t n = 0;
-  for (int node = 0; node < ListNodesBuilt(); ++node) {
+  for (int node = 0; node < NodesWithCentralLists(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].OverheadBytes();
   }
   return n;
@@ -118,8 +120,9 @@ bool GetNumaProperty(const char* name, size_t* value) {
     *value = MbindFailures();
     return true;
   }
-  if (strcmp(key, "list_nodes") == 0) {
-    *value = ListNodesBuilt();
+  // list_nodes: the name before CPU nodes had one; kept for old scripts.
+  if (strcmp(key, "cpu_nodes") == 0 || strcmp(key, "list_nodes") == 0) {
+    *value = NodesWithCentralLists();
     return true;
   }
   if (strcmp(key, "region_failures") == 0) {
@@ -138,7 +141,7 @@ bool GetNumaProperty(const char* name, size_t* value) {
   int node_id;
   PageHeap::Stats stats;
   if (!ParseNodeNumber(&field, &node_id)) return false;
-  const int node = SlotOfNode(node_id);  // properties name kernel node ids
+  const int node = NodeOfKernelId(node_id);  // properties name kernel ids
   if (!NodeStats(node, &stats)) return false;
   RegionStats region;
   const bool has_region = GetRegionStats(node, &region);
@@ -170,7 +173,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
   static const double MiB = 1048576.0;
   out->printf("------------------------------------------------\n");
   out->printf(
-      "NUMA: %d node slots; policy %s%s; %llu mbind calls, %llu failed; "
+      "NUMA: %d nodes; policy %s%s; %llu mbind calls, %llu failed; "
       "%llu region failures\n",
       NumNodes(),
       Policy() == BindPolicy::kBind    ? "bind"
@@ -181,16 +184,17 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       static_cast<unsigned long long>(MbindFailures()),
       static_cast<unsigned long long>(RegionFailures()));
   out->printf(
-      "NUMA small objects: %d list nodes; remote frees %s; migration %s; "
+      "NUMA small objects: %d CPU nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "
-      "flushed, %llu rerouted\n",
-      ListNodesBuilt(),
+      "flushed, %llu rerouted, %llu borrowed\n",
+      NodesWithCentralLists(),
       RemoteFreePolicy() == RemoteFree::kLocal ? "local" : "owner",
       MigrationPolicy() == Migration::kDrain ? "drain" : "flush",
       Counter(ListCounter::kRemoteFreeObjects),
       Counter(ListCounter::kThreadMigrations),
       Counter(ListCounter::kFlushedObjects),
-      Counter(ListCounter::kReroutedObjects));
+      Counter(ListCounter::kReroutedObjects),
+      Counter(ListCounter::kBorrowedObjects));
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;
@@ -200,7 +204,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
         "NUMA node %2d: %8.1f MiB system; %8.1f MiB page heap free; "
         "%8.1f MiB unmapped; %8.1f MiB central cache free; region at "
         "0x%012llx: %8.1f MiB reserved, %8.1f MiB committed\n",
-        NodeId(node), stats.system_bytes / MiB, stats.free_bytes / MiB,
+        KernelId(node), stats.system_bytes / MiB, stats.free_bytes / MiB,
         stats.unmapped_bytes / MiB, CentralFreeBytes(node) / MiB,
         static_cast<unsigned long long>(region.begin), region.reserved / MiB,
         region.committed / MiB);

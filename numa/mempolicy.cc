@@ -1,3 +1,5 @@
+// The task's memory policy as the kernel reports it, and DecideBinding, the
+// one decision of a range's policy (numa/mempolicy.h).
 #include "numa/mempolicy.h"
 
 #include <linux/mempolicy.h>

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "numa/config.h"
-#include "numa/numa.h"
+#include "numa/nodes.h"
 
 #pragma GCC visibility push(hidden)
 

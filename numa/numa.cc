@@ -1,5 +1,5 @@
 // The NUMA layer's state and the numa.h functions: Init decides once whether
-// the layer is active; after that every call is a few loads from State.
+// the layer is on; after that every call is a few loads from State.
 #include "numa/numa.h"
 
 #include <linux/mempolicy.h>
@@ -8,7 +8,7 @@
 
 #include "numa/bind.h"
 #include "numa/config.h"
-#include "numa/current_node.h"
+#include "numa/current_cpu.h"
 #include "numa/mempolicy.h"
 #include "numa/numa_testing.h"
 #include "numa/region.h"
@@ -18,7 +18,7 @@
 namespace tcmalloc {
 namespace numa {
 
-uintptr_t internal::owner_from_address_mask;
+internal::SmallObjects internal::g_small_objects = {1, false};
 
 namespace {
 
@@ -32,9 +32,8 @@ struct State {
   RemoteFree remote_free;
   Migration migration;
   uint64_t max_stranded_bytes;
-  int num_nodes;  // slots
-  int list_nodes;
-  int list_nodes_built;
+  int num_nodes;
+  int cpu_nodes;  // with small-object lists (NumCpuNodes)
   uint64_t list_counters[static_cast<int>(ListCounter::kNumCounters)];
   BindCounters counters;
   // Decided at Init; BindRange hands them to DecideBinding. `caps` may lose
@@ -42,67 +41,70 @@ struct State {
   TaskPolicy task;
   KernelCaps caps;
   Topology topo;
-  // Slots: a dense numbering of the usable nodes, CPU homes first.
-  uint8_t slot_node[kMaxNodes];  // slot -> kernel node id
-  uint8_t node_slot[kMaxNodes];  // kernel node id -> slot (usable nodes only)
-  uint8_t cpu_slot[kMaxCpus];    // CPU -> slot of its home node
-  uint8_t default_slot;
+  // Nodes: a dense numbering of the usable kernel nodes, CPU nodes first.
+  uint8_t kernel_id[kMaxNodes];  // node -> kernel node id
+  uint8_t node_of[kMaxNodes];    // kernel node id -> node (usable ones only)
+  uint8_t cpu_node[kMaxCpus];    // CPU -> the node that serves it
+  uint8_t default_node;
   uint8_t fallback_len[kMaxNodes];
-  uint8_t fallback[kMaxNodes][kMaxNodes];  // by slot, in slots
+  uint8_t fallback[kMaxNodes][kMaxNodes];  // by node, in nodes
 };
 
 State g_state;
 
 void Reset() {
   memset(&g_state, 0, sizeof(g_state));
-  internal::owner_from_address_mask = 0;
   g_state.policy = BindPolicy::kPreferred;
-  g_state.list_nodes = 1;
-  g_state.list_nodes_built = 1;
+  g_state.cpu_nodes = 1;
+  internal::g_small_objects = {1, false};
 }
 
-// Numbers the usable nodes: homes (nodes serving CPUs) first, then
-// memory-only nodes, each by id. Returns the number of homes.
-int AssignSlots(const Topology& t, State* s) {
-  int slot = 0;
-  for (uint64_t m = t.homes; m != 0; m &= m - 1) {
-    s->slot_node[slot++] = static_cast<uint8_t>(__builtin_ctzll(m));
+// Numbers the usable kernel nodes: CPU nodes first, then memory-only nodes,
+// each by id. Returns the number of CPU nodes.
+int NumberNodes(const Topology& t, State* s) {
+  int node = 0;
+  for (uint64_t m = t.cpu_nodes; m != 0; m &= m - 1) {
+    s->kernel_id[node++] = static_cast<uint8_t>(__builtin_ctzll(m));
   }
-  const int homes = slot;
-  for (uint64_t m = t.usable & ~t.homes; m != 0; m &= m - 1) {
-    s->slot_node[slot++] = static_cast<uint8_t>(__builtin_ctzll(m));
+  const int cpu_nodes = node;
+  for (uint64_t m = t.usable & ~t.cpu_nodes; m != 0; m &= m - 1) {
+    s->kernel_id[node++] = static_cast<uint8_t>(__builtin_ctzll(m));
   }
-  for (int i = 0; i < slot; ++i) s->node_slot[s->slot_node[i]] = i;
+  for (int i = 0; i < node; ++i) s->node_of[s->kernel_id[i]] = i;
   for (int cpu = 0; cpu < kMaxCpus; ++cpu) {
-    s->cpu_slot[cpu] = s->node_slot[t.cpu_node[cpu]];
+    s->cpu_node[cpu] = s->node_of[t.cpu_node[cpu]];
   }
-  s->default_slot = s->node_slot[t.default_home];
-  for (int i = 0; i < slot; ++i) {
-    const int node = s->slot_node[i];
-    s->fallback_len[i] = t.fallback_len[node];
-    for (int j = 0; j < t.fallback_len[node]; ++j) {
-      s->fallback[i][j] = s->node_slot[t.fallback[node][j]];
+  s->default_node = s->node_of[t.default_node];
+  for (int i = 0; i < node; ++i) {
+    const int id = s->kernel_id[i];
+    s->fallback_len[i] = t.fallback_len[id];
+    for (int j = 0; j < t.fallback_len[id]; ++j) {
+      s->fallback[i][j] = s->node_of[t.fallback[id][j]];
     }
   }
-  return homes;
+  return cpu_nodes;
+}
+
+// The region code's binder (ReserveRegions).
+bool BindToNode(void* start, size_t len, int node) {
+  return BindRange(start, len, node);
 }
 
 // Turns the layer on over the finished topology, unless the address regions
 // cannot be reserved (then it stays off: vanilla).
 void Activate() {
   State& s = g_state;
-  const int homes = AssignSlots(s.topo, &s);
+  const int cpu_nodes = NumberNodes(s.topo, &s);
   s.num_nodes = PopCount(s.topo.usable);
   s.active = true;  // ReserveRegions binds through BindRange
-  if (!ReserveRegions(s.num_nodes)) {
+  if (!ReserveRegions(s.num_nodes, BindToNode)) {
     s.active = false;
     s.num_nodes = 0;
     ClearTopology(&s.topo);
     return;
   }
-  internal::owner_from_address_mask = ~uintptr_t{0};
-  if (homes <= kMaxListNodes) {
-    s.list_nodes = homes;
+  if (cpu_nodes <= kMaxCpuNodes) {
+    s.cpu_nodes = cpu_nodes;
     return;
   }
   static const char kWarning[] =
@@ -186,7 +188,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   // A memory-only node (CXL, HBM) next to one CPU node is not that. Not the
   // calling thread's affinity: a main thread pinned before its first malloc
   // may still start workers on every node.
-  if (config.mode == Mode::kAuto && PopCount(s.topo.homes) < 2) {
+  if (config.mode == Mode::kAuto && PopCount(s.topo.cpu_nodes) < 2) {
     ClearTopology(&s.topo);
     return;
   }
@@ -214,65 +216,71 @@ bool Active() { return g_state.active; }
 
 int NumNodes() { return g_state.active ? g_state.num_nodes : 1; }
 
-int NodeId(int slot) {
-  if (!g_state.active || slot < 0 || slot >= g_state.num_nodes) return 0;
-  return g_state.slot_node[slot];
+int NumCpuNodes() { return g_state.active ? g_state.cpu_nodes : 1; }
+
+int KernelId(int node) {
+  if (!g_state.active || node < 0 || node >= g_state.num_nodes) return 0;
+  return g_state.kernel_id[node];
 }
 
-int SlotOfNode(int node_id) {
-  if (!g_state.active) return node_id == 0 ? 0 : -1;
-  return HasNode(g_state.topo.usable, node_id) ? g_state.node_slot[node_id]
-                                               : -1;
-}
-
-bool NodeUsable(int node_id) {
-  return g_state.active ? HasNode(g_state.topo.usable, node_id) : node_id == 0;
+int NodeOfKernelId(int kernel_id) {
+  if (!g_state.active) return kernel_id == 0 ? 0 : -1;
+  return HasNode(g_state.topo.usable, kernel_id) ? g_state.node_of[kernel_id]
+                                                 : -1;
 }
 
 int CurrentNode() {
   if (!g_state.active) return 0;
   const int cpu = CurrentCpu();
-  if (cpu < 0 || cpu >= kMaxCpus) return g_state.default_slot;
-  return g_state.cpu_slot[cpu];
+  if (cpu < 0 || cpu >= kMaxCpus) return g_state.default_node;
+  return g_state.cpu_node[cpu];
 }
 
-int FallbackOrder(int slot, int out[kMaxNodes]) {
-  if (!g_state.active || slot < 0 || slot >= g_state.num_nodes) return 0;
-  const int len = g_state.fallback_len[slot];
-  for (int i = 0; i < len; ++i) out[i] = g_state.fallback[slot][i];
-  return len;
+int BorrowFrom(int node, Borrow what, int out[kMaxNodes]) {
+  if (!g_state.active || node < 0 || node >= g_state.num_nodes) return 0;
+  return BorrowOrder(what, g_state.fallback[node], g_state.fallback_len[node],
+                     g_state.cpu_nodes, out);
 }
 
-bool BindRange(void* start, size_t len, int node_id) {
+bool BindRange(void* start, size_t len, int node) {
   if (!g_state.active || g_state.policy == BindPolicy::kLocal) return true;
   if (g_state.fake) {
     // Fake nodes do not exist in the kernel: never bind to them.
     BumpCounter(&g_state.counters.skipped);
     return true;
   }
+  // A node the process does not have binds to no kernel node: EINVAL,
+  // counted like any refusal.
+  const int kernel_id =
+      node >= 0 && node < g_state.num_nodes ? g_state.kernel_id[node] : -1;
   const Binding b =
-      DecideBinding(g_state.task, g_state.policy, node_id, LoadCaps());
+      DecideBinding(g_state.task, g_state.policy, kernel_id, LoadCaps());
   return ApplyBinding(start, len, b, &g_state.caps, &g_state.counters);
 }
 
-void NoteMemoryOutsideRegions() {
-  __atomic_store_n(&internal::owner_from_address_mask, uintptr_t{0},
-                   __ATOMIC_RELAXED);
+void* GrowRegion(int node, size_t bytes, size_t* actual) {
+  if (!g_state.active || node < 0 || node >= g_state.num_nodes) return nullptr;
+  return RegionGrow(node, bytes, actual);
 }
 
-bool RegionsOn() { return g_state.active && RegionsReserved(); }
-
-void* GrowRegion(int slot, size_t bytes, size_t* actual) {
-  if (!g_state.active || slot >= g_state.num_nodes) return nullptr;
-  return RegionGrow(slot, bytes, actual);
-}
-
-bool ShrinkRegion(int slot, void* start, size_t bytes) {
-  if (!g_state.active || slot >= g_state.num_nodes) return false;
-  return RegionReturn(slot, reinterpret_cast<uintptr_t>(start), bytes);
+bool ShrinkRegion(int node, void* start, size_t bytes) {
+  if (!g_state.active || node < 0 || node >= g_state.num_nodes) return false;
+  return RegionReturn(node, reinterpret_cast<uintptr_t>(start), bytes);
 }
 
 uint64_t MaxStrandedBytes() { return g_state.max_stranded_bytes; }
+
+BindPolicy Policy() { return g_state.policy; }
+RemoteFree RemoteFreePolicy() { return g_state.remote_free; }
+Migration MigrationPolicy() { return g_state.migration; }
+bool FakeTopology() { return g_state.fake; }
+bool StatsAtExit() { return g_state.stats; }
+
+void SetNodesWithCentralLists(int n) {
+  internal::g_small_objects.nodes_with_central_lists = n;
+}
+
+void SetNodeClasses(bool on) { internal::g_small_objects.node_classes = on; }
 
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
 uint64_t MbindFailures() { return LoadCounter(&g_state.counters.failures); }
@@ -280,13 +288,6 @@ uint64_t BindSkipped() { return LoadCounter(&g_state.counters.skipped); }
 int MbindLastErrno() {
   return __atomic_load_n(&g_state.counters.last_errno, __ATOMIC_RELAXED);
 }
-
-BindPolicy Policy() { return g_state.policy; }
-RemoteFree RemoteFreePolicy() { return g_state.remote_free; }
-Migration MigrationPolicy() { return g_state.migration; }
-int ListNodes() { return g_state.active ? g_state.list_nodes : 1; }
-void SetListNodesBuilt(int n) { g_state.list_nodes_built = n; }
-int ListNodesBuilt() { return g_state.list_nodes_built; }
 
 void AddToCounter(ListCounter c, uint64_t n) {
   __atomic_fetch_add(&g_state.list_counters[static_cast<int>(c)], n,
@@ -297,9 +298,6 @@ uint64_t CounterValue(ListCounter c) {
   return __atomic_load_n(&g_state.list_counters[static_cast<int>(c)],
                          __ATOMIC_RELAXED);
 }
-
-bool FakeTopology() { return g_state.fake; }
-bool StatsAtExit() { return g_state.stats; }
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -1,9 +1,16 @@
 // numa-tcmalloc's NUMA layer: the one interface the upstream patches call.
+// Start here; docs/design.md has the glossary and the map of the hooks.
 //
 // Everything here runs inside malloc: no malloc, no stdio, no libnuma, no C++
 // runtime containers, no exceptions. Topology comes from raw syscalls
 // (get_mempolicy, getcpu) and malloc-free reads of /sys/devices/system/node.
 // All symbols are hidden so the library's exported ABI stays vanilla's.
+//
+// Nodes: the allocator indexes its per-node state (page heaps, small-object
+// lists, address regions) by *node*, a dense index over the nodes the
+// process may use: CPU nodes first (0 .. NumCpuNodes()-1), then memory-only
+// nodes. A process confined to kernel nodes {6,7} has nodes 0 and 1.
+// KernelId() names the kernel's node, for syscalls and for users.
 //
 // Inside the gperftools tree this file lives at src/numa/numa.h
 // (see tcmalloc/new_files.txt).
@@ -13,132 +20,115 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NUMA_TCMALLOC_HIDDEN __attribute__((visibility("hidden")))
+#include "numa/config.h"
+#include "numa/node_class.h"
+#include "numa/nodes.h"
+#include "numa/owner.h"
+#include "numa/policy.h"
 
 namespace tcmalloc {
 namespace numa {
 
-// The allocator indexes its per-node state (page heaps, small-object lists,
-// address regions) by *node slot*: a dense index over the nodes the process
-// may use, nodes that serve CPUs first (slots 0 .. ListNodes()-1), then
-// memory-only nodes. A process confined to nodes {6,7} has slots 0 and 1.
-// Every `node` parameter and result below is a slot; NodeId() names the
-// kernel's node. Kernel node ids, and slots, are below kMaxNodes.
-inline constexpr int kMaxNodes = 64;
-
-// How fresh memory is bound to its heap's node (TCMALLOC_NUMA_POLICY).
-enum class BindPolicy : uint8_t {
-  kPreferred,  // the node first, then the kernel falls back (inside a
-               // membind set, nearest first); never OOM-kills before the
-               // set is full.
-  kBind,       // MPOL_BIND to the node: the kernel OOM-kills rather than spill.
-  kLocal,      // no mbind at all; first touch (and the task policy) decides.
-};
-
-// Where a small object freed by a thread on another node goes
-// (TCMALLOC_NUMA_REMOTE_FREE).
-enum class RemoteFree : uint8_t {
-  kOwner,  // back to its owner node's central lists, in batches
-  kLocal,  // into the freeing thread's cache, for reuse there (vanilla speed)
-};
-
-// What a thread cache does with its old node's objects when it finds its
-// thread on a new node (TCMALLOC_NUMA_MIGRATION).
-enum class Migration : uint8_t {
-  kFlush,  // return them to their node's central lists at once
-  kDrain,  // keep them parked; they go back on overflow or scavenge
-};
-
-// Per-node small-object lists (central free lists and thread-cache lists)
-// exist for every slot that serves CPUs, up to this many; the slot rides in
-// the size class cached in the page map (numa/node_class.h), whose value bits
-// depend on the page map cache's hash bits: 6 bits normally, 3 in
-// TCMALLOC_SMALL_BUT_SLOW builds (12 hash bits). With more CPU nodes, small
-// objects share one set of lists (page-level memory stays per node); Init
-// warns once.
-#ifdef TCMALLOC_SMALL_BUT_SLOW
-inline constexpr int kMaxListNodes = 8;
-#else
-inline constexpr int kMaxListNodes = 64;
-#endif
-
 // Reads the TCMALLOC_NUMA* knobs through `getenv_fn` (upstream passes
 // TCMallocGetenvSafe) and the topology, once. Unknown knob values print one
 // warning line on stderr and take the documented default. Never fails: any
-// error leaves the layer inactive (one node), which is vanilla behaviour.
-// Call it once, from one thread, before any other thread uses the layer (the
+// error leaves the layer off (one node), which is vanilla behaviour. Call it
+// once, from one thread, before any other thread uses the layer (the
 // functions below read its state without locks). Knobs: docs/tuning.md.
 NUMA_TCMALLOC_HIDDEN void Init(const char* (*getenv_fn)(const char*));
 
-// True when more than one node heap is in use. When false, every other call
-// below is a constant (node 0) and makes no syscall.
+// True when the layer is on: more than one node, each with its address
+// region. When false, every other call below is a constant (node 0), makes
+// no syscall, and the allocator is vanilla.
 NUMA_TCMALLOC_HIDDEN bool Active();
 
-// Number of node slots: 1 when inactive, else the number of usable nodes.
+// Number of nodes: 1 when off, else the number of usable nodes.
 NUMA_TCMALLOC_HIDDEN int NumNodes();
 
-// The kernel's id of the node in `slot` (0 when inactive).
-NUMA_TCMALLOC_HIDDEN int NodeId(int slot);
+// The CPU nodes, which have small-object lists of their own: 1 when off, or
+// when there are more than kMaxCpuNodes of them (then small objects share
+// one set of lists; Init says so once).
+NUMA_TCMALLOC_HIDDEN int NumCpuNodes();
 
-// The slot of the kernel's node `node_id`, or -1 if it has none. 0 for node 0
-// when inactive.
-NUMA_TCMALLOC_HIDDEN int SlotOfNode(int node_id);
+// The kernel's id of `node` (0 when off).
+NUMA_TCMALLOC_HIDDEN int KernelId(int node);
 
-// True if the kernel's node `node_id` has memory the process may use (it has
-// a slot).
-NUMA_TCMALLOC_HIDDEN bool NodeUsable(int node_id);
+// The node of the kernel's node `kernel_id`, or -1 if the process may not
+// use it. 0 for kernel node 0 when off.
+NUMA_TCMALLOC_HIDDEN int NodeOfKernelId(int kernel_id);
 
-// The slot of the memory node that serves the calling thread: the node of the
-// CPU it runs on, or, for a CPU-only node, the nearest memory node. 0 when
-// inactive.
+// The calling thread's node: the node of the CPU it runs on (for a CPU-only
+// kernel node, the nearest node with memory). 0 when off.
 NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
-// Writes the slots other than `slot`, nearest first (SLIT distance, ties by
-// node id), to `out`; returns how many. Memory-only nodes are included.
-NUMA_TCMALLOC_HIDDEN int FallbackOrder(int slot, int out[kMaxNodes]);
+// The nodes `node` borrows `what` from when it cannot serve a request,
+// nearest first (BorrowOrder in numa/policy.h); returns how many.
+NUMA_TCMALLOC_HIDDEN int BorrowFrom(int node, Borrow what, int out[kMaxNodes]);
 
-// Binds [start, start+len) to the kernel's node `node_id` with the configured
-// policy, within the task's membind set (DecideBinding, numa/mempolicy.h),
-// before the first touch; a PROT_NONE reservation made usable later is fine.
-// Returns false if the kernel refused (counted, never fatal). No-op returning
-// true when inactive, with kLocal, or with a fake topology.
-NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node_id);
+// Binds [start, start+len) to `node` with the configured policy, within the
+// task's membind set (DecideBinding, numa/mempolicy.h), before the first
+// touch; a PROT_NONE reservation made usable later is fine. Returns false if
+// the kernel refused (counted, never fatal). No-op returning true when off,
+// with TCMALLOC_NUMA_POLICY=local, or with a fake topology.
+NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
 
-// True when the active layer has its node address regions (numa/region.h):
-// page heaps then grow with GrowRegion, and an address's owner slot is
-// RegionOwner (numa/region.h). False when inactive.
-NUMA_TCMALLOC_HIDDEN bool RegionsOn();
+// Commits at least `bytes` more of `node`'s region; see RegionGrow in
+// numa/region.h. nullptr when off or the region cannot grow.
+NUMA_TCMALLOC_HIDDEN void* GrowRegion(int node, size_t bytes, size_t* actual);
 
-// Commits at least `bytes` more of `slot`'s region; see RegionGrow in
-// numa/region.h. nullptr when regions are off or the region cannot grow.
-NUMA_TCMALLOC_HIDDEN void* GrowRegion(int slot, size_t bytes, size_t* actual);
-
-// Gives a released range of `slot`'s region back to it (RegionReturn in
+// Gives a released range of `node`'s region back to it (RegionReturn in
 // numa/region.h), so it leaves the heap's size. False if it cannot; the range
 // then stays the caller's.
-NUMA_TCMALLOC_HIDDEN bool ShrinkRegion(int slot, void* start, size_t bytes);
+NUMA_TCMALLOC_HIDDEN bool ShrinkRegion(int node, void* start, size_t bytes);
 
 // TCMALLOC_NUMA_MAX_STRANDED_MB in bytes: the free memory all other nodes
 // together may keep while a node's heap grows; beyond it they release free
 // pages to the kernel, whatever TCMALLOC_RELEASE_RATE says.
 NUMA_TCMALLOC_HIDDEN uint64_t MaxStrandedBytes();
 
+// The knobs' policies.
+NUMA_TCMALLOC_HIDDEN BindPolicy Policy();
+NUMA_TCMALLOC_HIDDEN RemoteFree RemoteFreePolicy();
+NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
+NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
+NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
+
 namespace internal {
-NUMA_TCMALLOC_HIDDEN extern uintptr_t owner_from_address_mask;
+// What the allocator built for small objects; read on its slow paths and in
+// free()'s page map cache miss, so read inline. Set once, during Init.
+struct SmallObjects {
+  int nodes_with_central_lists;
+  bool node_classes;
+};
+NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 }  // namespace internal
 
-// `ptr` while every page-heap address lies in a node region (so an object's
-// owner follows from its address, RegionOwner in numa/region.h), else 0:
-// sized delete folds the question into the test it makes of the pointer
-// anyway, for one instruction.
-inline uintptr_t AddressIfOwnerKnown(const void* ptr) {
-  return reinterpret_cast<uintptr_t>(ptr) &
-         __atomic_load_n(&internal::owner_from_address_mask, __ATOMIC_RELAXED);
+// The CPU nodes whose central lists the allocator has actually built: 1
+// until it builds them per node and records it here. Introspection reads
+// this, not NumCpuNodes(), so that it indexes only lists that exist (and
+// builds without them: it comes before the per-node lists in the series).
+NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
+inline int NodesWithCentralLists() {
+  return internal::g_small_objects.nodes_with_central_lists;
 }
 
-// The page heap took memory from outside the regions (a user SysAllocator):
-// AddressIfOwnerKnown() is 0 from now on. Call with the page heap lock.
-NUMA_TCMALLOC_HIDDEN void NoteMemoryOutsideRegions();
+// Node classes: the page map's class cache stores NodeClass(owner, class)
+// and thread caches file objects under their owner's lists. On from the
+// moment the thread caches can do it (they set it up) when several CPU
+// nodes have lists and TCMALLOC_NUMA_REMOTE_FREE=owner.
+NUMA_TCMALLOC_HIDDEN void SetNodeClasses(bool on);
+inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
+
+// The node whose central lists take `object`: its owner, or 0 when all
+// nodes share one set of lists.
+inline int ListNodeOf(const void* object) {
+  return NodesWithCentralLists() == 1 ? 0 : OwnerOf(object).node;
+}
+
+// The value the page map caches for an object of class cl owned by `node`.
+inline uint32_t CachedClass(int node, uint32_t cl) {
+  return NodeClasses() ? NodeClass(node, cl) : cl;
+}
 
 // Counters for introspection (MallocExtension properties, stats).
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
@@ -148,34 +138,18 @@ NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
 // errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
 NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
 
-NUMA_TCMALLOC_HIDDEN BindPolicy Policy();
-NUMA_TCMALLOC_HIDDEN RemoteFree RemoteFreePolicy();
-NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
-
-// Slots with their own small-object lists: the slots that serve CPUs, when
-// active and at most kMaxListNodes, else 1.
-NUMA_TCMALLOC_HIDDEN int ListNodes();
-
-// The small-object lists the allocator has actually built, per node: 1 until
-// the central lists are set up per node, which records it here. Introspection
-// reads this, not ListNodes(), so that it indexes only lists that exist (and
-// builds without them: it comes before the per-node lists in the series).
-NUMA_TCMALLOC_HIDDEN void SetListNodesBuilt(int n);
-NUMA_TCMALLOC_HIDDEN int ListNodesBuilt();
-
 // Small-object counters, bumped on slow paths only (relaxed atomics).
 enum class ListCounter : int {
-  kRemoteFreeObjects,  // objects a thread cache returned to another node
-  kThreadMigrations,   // thread caches that found their thread on a new node
-  kFlushedObjects,     // objects returned by the flush migration policy
-  kReroutedObjects,    // objects a central list handed on to their owner's list
+  kRemoteFreeObjects,   // objects a thread cache returned to another node
+  kThreadMigrations,    // thread caches that found their thread on a new node
+  kFlushedObjects,      // objects returned by the flush migration policy
+  kReroutedObjects,     // objects a central list handed on to their owner's
   kIdleDrainedObjects,  // objects idle nodes' transfer caches gave back
+  kBorrowedObjects,     // objects a thread took from another node's list
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(ListCounter c, uint64_t n);
 NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(ListCounter c);
-NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
-NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
 
 }  // namespace numa
 }  // namespace tcmalloc

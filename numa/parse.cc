@@ -1,3 +1,4 @@
+// Parsers for the kernel's text formats and for knob values (numa/parse.h).
 #include "numa/parse.h"
 
 namespace tcmalloc {

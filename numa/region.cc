@@ -1,3 +1,5 @@
+// Node regions (numa/region.h): reservation, commits, holes, and the owner
+// table entries of what each region reserved.
 #include "numa/region.h"
 
 #include <errno.h>
@@ -5,7 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "numa/bind.h"
 #include "numa/syscall.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -36,13 +37,14 @@ struct Region {
 
 Region g_regions[kMaxNodes];
 bool g_reserved;
+BindFn g_bind;
 uint64_t g_failures;
-int g_last_errno;
 bool g_warned;
 
-// "tcmalloc: <what> node slot <slot> (errno <err>)<tail>\n" on stderr, the
-// first time only: a process that keeps hitting a limit says so once.
-void WarnOnce(const char* what, int slot, int err, const char* tail) {
+// "tcmalloc: <what> node <node> (errno <err>)<tail>\n" on stderr, the first
+// time only: a process that keeps hitting a limit says so once. <node> is the
+// layer's index, as in the stats.
+void WarnOnce(const char* what, int node, int err, const char* tail) {
   if (g_warned) return;
   g_warned = true;
   char line[256];
@@ -61,8 +63,8 @@ void WarnOnce(const char* what, int slot, int err, const char* tail) {
   };
   put("tcmalloc: ");
   put(what);
-  put(" node slot ");
-  put_int(slot);
+  put(" node ");
+  put_int(node);
   put(" (errno ");
   put_int(err);
   put(")");
@@ -71,14 +73,11 @@ void WarnOnce(const char* what, int slot, int err, const char* tail) {
   RawSyscall(SYS_write, 2, reinterpret_cast<long>(line), len);
 }
 
-void CountFailure(int err) {
-  __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_last_errno, err, __ATOMIC_RELAXED);
-}
+void CountFailure() { __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED); }
 
-// Reserves [r->reserved_end, +bytes) PROT_NONE and binds it to slot's node.
-// Returns 0 or the errno the kernel gave.
-int Reserve(Region* r, int slot, size_t bytes) {
+// Reserves [r->reserved_end, +bytes) PROT_NONE, binds it to node and records
+// it as the node's. Returns 0 or the errno the kernel gave.
+int Reserve(Region* r, int node, size_t bytes) {
   const uintptr_t hint = r->reserved_end;
   long p = RawSyscall(SYS_mmap, static_cast<long>(hint),
                       static_cast<long>(bytes), PROT_NONE,
@@ -90,10 +89,11 @@ int Reserve(Region* r, int slot, size_t bytes) {
     RawSyscall(SYS_munmap, p, static_cast<long>(bytes));
     return EEXIST;
   }
-  // A refused bind is counted by BindRange and not fatal: the memory is still
-  // this node's, placed by first touch.
-  BindRange(reinterpret_cast<void*>(hint), bytes, NodeId(slot));
+  // A refused bind is counted by the binder and not fatal: the memory is
+  // still this node's, placed by first touch.
+  g_bind(reinterpret_cast<void*>(hint), bytes, node);
   r->reserved_end += bytes;
+  SetOwner(r->begin, r->reserved_end - r->begin, MemoryKind::kNode, node);
   return 0;
 }
 
@@ -130,7 +130,7 @@ struct HolePlace {
   bool at_end;  // ends at committed_end: the committed part just shrinks
   bool joins_prev;
   bool joins_next;
-  bool needs_slot() const { return !at_end && !joins_prev && !joins_next; }
+  bool needs_entry() const { return !at_end && !joins_prev && !joins_next; }
 };
 
 HolePlace PlaceHole(const Region& r, uintptr_t start, uintptr_t end) {
@@ -169,10 +169,10 @@ void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
 
 }  // namespace
 
-void RegionWindow(int slot, uintptr_t* begin, uintptr_t* end) {
-  const uintptr_t window = static_cast<uintptr_t>(slot) << kRegionShift;
-  *begin = slot == 0 ? kSlot0RegionStart : window + kRegionGuard;
-  *end = window + kRegionWindow;
+void RegionWindow(int node, uintptr_t* begin, uintptr_t* end) {
+  const uintptr_t window = static_cast<uintptr_t>(node) << kWindowShift;
+  *begin = node == 0 ? kNode0RegionStart : window + kRegionGuard;
+  *end = window + kWindowSize;
 }
 
 size_t CommitBytes(size_t bytes, size_t page_size) {
@@ -187,19 +187,24 @@ size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
   return bytes > room ? room : bytes;
 }
 
-bool ReserveRegions(int slots) {
-  for (int slot = 0; slot < slots; ++slot) {
-    Region* r = &g_regions[slot];
-    if (r->reserved_end > r->begin) continue;
-    RegionWindow(slot, &r->begin, &r->end);
+bool ReserveRegions(int nodes, BindFn bind) {
+  g_bind = bind;
+  for (int node = 0; node < nodes; ++node) {
+    Region* r = &g_regions[node];
+    if (r->reserved_end > r->begin) {
+      SetOwner(r->begin, r->reserved_end - r->begin, MemoryKind::kNode, node);
+      continue;
+    }
+    RegionWindow(node, &r->begin, &r->end);
     r->reserved_end = r->committed_end = r->begin;
     r->next_reserve = kFirstReserve;
-    const int err = Reserve(r, slot, kFirstReserve);
+    const int err = Reserve(r, node, kFirstReserve);
     if (err != 0) {
-      CountFailure(err);
-      WarnOnce("cannot reserve the NUMA address region of", slot, err,
+      CountFailure();
+      WarnOnce("cannot reserve the NUMA address region of", node, err,
                "; the NUMA layer stays off");
       for (int i = 0; i < kMaxNodes; ++i) Unreserve(&g_regions[i]);
+      ClearOwners();
       g_reserved = false;
       return false;
     }
@@ -211,9 +216,9 @@ bool ReserveRegions(int slots) {
 
 bool RegionsReserved() { return g_reserved; }
 
-void* RegionGrow(int slot, size_t bytes, size_t* actual) {
-  if (!g_reserved || slot < 0 || slot >= kMaxNodes) return nullptr;
-  Region* r = &g_regions[slot];
+void* RegionGrow(int node, size_t bytes, size_t* actual) {
+  if (!g_reserved || node < 0 || node >= kMaxNodes) return nullptr;
+  Region* r = &g_regions[node];
   if (r->reserved_end == r->begin) return nullptr;
   const size_t size = CommitBytes(bytes, getpagesize());
   const int hole = size == 0 ? -1 : FindHole(*r, size);
@@ -221,8 +226,8 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
     const uintptr_t start = r->holes[hole].begin;
     const int err = Protect(start, size, PROT_READ | PROT_WRITE);
     if (err != 0) {
-      CountFailure(err);
-      WarnOnce("cannot commit memory in the NUMA address region of", slot, err,
+      CountFailure();
+      WarnOnce("cannot commit memory in the NUMA address region of", node, err,
                "; its heap borrows the nearest nodes' memory");
       return nullptr;
     }
@@ -235,8 +240,8 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
     // A request no window could hold fails as it would in vanilla; one that
     // only needs more than is left means the node's window is full.
     if (size != 0 && size <= r->end - r->begin) {
-      CountFailure(ENOMEM);
-      WarnOnce("the NUMA address region is full on", slot, ENOMEM,
+      CountFailure();
+      WarnOnce("the NUMA address region is full on", node, ENOMEM,
                "; its heap borrows the nearest nodes' memory");
     }
     return nullptr;
@@ -245,14 +250,14 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
     const size_t need = r->committed_end + size - r->reserved_end;
     const size_t room = r->end - r->reserved_end;
     size_t chunk = ReserveBytes(need, r->next_reserve, room);
-    int err = Reserve(r, slot, chunk);
+    int err = Reserve(r, node, chunk);
     if (err == ENOMEM && chunk > need) {
       // An address-space limit (ulimit -v): ask for no more than needed.
-      err = Reserve(r, slot, need);
+      err = Reserve(r, node, need);
     }
     if (err != 0) {
-      CountFailure(err);
-      WarnOnce("cannot extend the NUMA address region of", slot, err,
+      CountFailure();
+      WarnOnce("cannot extend the NUMA address region of", node, err,
                "; its heap borrows the nearest nodes' memory");
       return nullptr;
     }
@@ -261,8 +266,8 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
   const int err = Protect(r->committed_end, size, PROT_READ | PROT_WRITE);
   if (err != 0) {
     // Strict overcommit (vm.overcommit_memory=2) refuses the commit charge.
-    CountFailure(err);
-    WarnOnce("cannot commit memory in the NUMA address region of", slot, err,
+    CountFailure();
+    WarnOnce("cannot commit memory in the NUMA address region of", node, err,
              "; its heap borrows the nearest nodes' memory");
     return nullptr;
   }
@@ -272,9 +277,9 @@ void* RegionGrow(int slot, size_t bytes, size_t* actual) {
   return result;
 }
 
-bool RegionReturn(int slot, uintptr_t start, size_t bytes) {
-  if (!g_reserved || slot < 0 || slot >= kMaxNodes || bytes == 0) return false;
-  Region* r = &g_regions[slot];
+bool RegionReturn(int node, uintptr_t start, size_t bytes) {
+  if (!g_reserved || node < 0 || node >= kMaxNodes || bytes == 0) return false;
+  Region* r = &g_regions[node];
   const uintptr_t end = start + bytes;
   const uintptr_t page_mask = static_cast<uintptr_t>(getpagesize()) - 1;
   if (start < r->begin || end > r->committed_end || end < start ||
@@ -286,19 +291,19 @@ bool RegionReturn(int slot, uintptr_t start, size_t bytes) {
   }
   // Check the table before the syscall, so a refusal changes nothing.
   const HolePlace place = PlaceHole(*r, start, end);
-  if (place.needs_slot() && r->num_holes == kMaxHoles) return false;
+  if (place.needs_entry() && r->num_holes == kMaxHoles) return false;
   const int err = Protect(start, bytes, PROT_NONE);
   if (err != 0) {
-    CountFailure(err);
+    CountFailure();
     return false;
   }
   AddHole(r, place, start, end);
   return true;
 }
 
-bool GetRegionStats(int slot, RegionStats* out) {
-  if (!g_reserved || slot < 0 || slot >= kMaxNodes) return false;
-  const Region& r = g_regions[slot];
+bool GetRegionStats(int node, RegionStats* out) {
+  if (!g_reserved || node < 0 || node >= kMaxNodes) return false;
+  const Region& r = g_regions[node];
   if (r.reserved_end == r.begin) return false;
   out->begin = r.begin;
   out->end = r.end;
@@ -313,10 +318,6 @@ bool GetRegionStats(int slot, RegionStats* out) {
 
 uint64_t RegionFailures() {
   return __atomic_load_n(&g_failures, __ATOMIC_RELAXED);
-}
-
-int RegionLastErrno() {
-  return __atomic_load_n(&g_last_errno, __ATOMIC_RELAXED);
 }
 
 }  // namespace numa

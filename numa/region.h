@@ -1,7 +1,6 @@
-// Node-owned address regions: while the layer is active, each node slot's
-// page heap grows only inside its own window of the address space, so the
-// slot that owns any heap address is the address shifted right by
-// kRegionShift: no page map read, no syscall, no lock.
+// Node regions: while the layer is active, each node's page heap grows only
+// inside its own window of the address space (numa/owner.h), so an
+// address's owner follows from the address.
 //
 // A region is reserved PROT_NONE in chunks that follow each other (so the
 // kernel merges them into one mapping), each bound to its node once, when it
@@ -24,25 +23,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "numa/numa.h"
+#include "numa/owner.h"
 
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
 namespace numa {
 
-// Slot s owns the window [s << kRegionShift, (s + 1) << kRegionShift): 1 TiB
-// each, kMaxNodes of them below 64 TiB, far below where the kernel puts
-// mmaps, the stack and PIE executables on 47-bit and 48-bit address spaces.
-inline constexpr int kRegionShift = 40;
-inline constexpr uintptr_t kRegionWindow = uintptr_t{1} << kRegionShift;
-// Slot 0's window starts at address 0, where non-PIE executables and their
+// Node n's region lies in window n (numa/owner.h).
+static_assert(kWindows >= kMaxNodes, "a window for every node");
+// Node 0's window starts at address 0, where non-PIE executables and their
 // brk heap live; its region starts higher up, 1 GiB past a 2 GiB boundary
 // like every other region (kRegionGuard), so that the page before the region,
 // which the page heap's page map must cover too, falls in the same page map
 // leaf (2 MiB, zeroed, for 2 GiB of addresses on x86-64) as the region's
 // start instead of costing a leaf of its own.
-inline constexpr uintptr_t kSlot0RegionStart =
+inline constexpr uintptr_t kNode0RegionStart =
     (uintptr_t{1} << 38) + (uintptr_t{1} << 30);  // 257 GiB
 // A region starts this far into its window, so two nodes' memory is never
 // adjacent (the page heap must never see neighbours of different nodes).
@@ -59,14 +55,8 @@ inline constexpr size_t kReserveMax = size_t{64} << 30;
 // another hole stays committed (released, so it costs no memory).
 inline constexpr int kMaxHoles = 16;
 
-// The slot owning `addr`, if `addr` is in a region. Only meaningful for
-// memory the page heap took from a region (RegionGrow).
-inline int RegionOwner(uintptr_t addr) {
-  return static_cast<int>(addr >> kRegionShift);
-}
-
-// The part of slot's window a region may use: [*begin, *end).
-void RegionWindow(int slot, uintptr_t* begin, uintptr_t* end);
+// The part of node's window its region may use: [*begin, *end).
+void RegionWindow(int node, uintptr_t* begin, uintptr_t* end);
 
 // `bytes` rounded up to whole commit granules and whole kernel pages of
 // `page_size` (a power of two; getpagesize() in the allocator).
@@ -77,31 +67,37 @@ size_t CommitBytes(size_t bytes, size_t page_size);
 // never beyond `room`. 0 if `need` does not fit in `room`.
 size_t ReserveBytes(size_t need, size_t next_reserve, size_t room);
 
-// Reserves the first chunk of every slot's region, bound to its node.
-// Returns false, with one line on stderr, if any cannot be reserved (address
-// space limit, a window already in use, a kernel without room above 1 TiB);
-// nothing stays reserved then, and the layer must stay off. Slots that
-// already have a region keep it (tests initialise the layer repeatedly).
-bool ReserveRegions(int slots);
+// Binds [start, start + len), freshly reserved, to `node`; false if the
+// kernel refused (the memory is still the node's, first-touch placed).
+using BindFn = bool (*)(void* start, size_t len, int node);
+
+// Reserves the first chunk of nodes 0..nodes-1's regions, and every later
+// chunk, bound with `bind`, and records them as their node's memory
+// (SetOwner). Returns false, with one line on stderr, if any cannot be
+// reserved (address space limit, a window already in use, a kernel without
+// room above 1 TiB); nothing stays reserved then, and the layer must stay
+// off. Nodes that already have a region keep it (tests initialise the layer
+// repeatedly).
+bool ReserveRegions(int nodes, BindFn bind);
 
 // True once ReserveRegions succeeded.
 bool RegionsReserved();
 
-// Commits at least `bytes` more of slot's region and returns its start:
+// Commits at least `bytes` more of node's region and returns its start:
 // the lowest hole big enough, else the space after the committed part
 // (reserving and binding more address space first when needed). *actual is
 // the size committed, a multiple of kCommitGranule. nullptr if the region
 // cannot grow (window full, address-space limit, strict overcommit refused the
 // commit): counted, and said once on stderr. Call with the page heap lock.
-void* RegionGrow(int slot, size_t bytes, size_t* actual);
+void* RegionGrow(int node, size_t bytes, size_t* actual);
 
-// Gives [start, start + bytes) back to slot's region: it turns PROT_NONE and
+// Gives [start, start + bytes) back to node's region: it turns PROT_NONE and
 // becomes a hole. The caller has released the pages (madvise) and no longer
 // uses the range. False, with nothing changed, if the range is not committed
-// memory of slot's region, is not aligned to the kernel's page size, would
+// memory of node's region, is not aligned to the kernel's page size, would
 // need a hole beyond kMaxHoles, or the kernel refused. Call with the page
 // heap lock.
-bool RegionReturn(int slot, uintptr_t start, size_t bytes);
+bool RegionReturn(int node, uintptr_t start, size_t bytes);
 
 struct RegionStats {
   uintptr_t begin;  // the window part the region may use
@@ -110,12 +106,11 @@ struct RegionStats {
   size_t committed;  // bytes read-write now: grown, less the holes
   int holes;         // ranges given back and not yet committed again
 };
-// False if slot has no region.
-bool GetRegionStats(int slot, RegionStats* out);
+// False if node has no region.
+bool GetRegionStats(int node, RegionStats* out);
 
-// Reservations or commits the kernel refused, and the latest errno.
+// Reservations or commits the kernel refused.
 uint64_t RegionFailures();
-int RegionLastErrno();
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -1,3 +1,4 @@
+// RawSyscall (numa/syscall.h): syscall(2) that keeps the caller's errno.
 #include "numa/syscall.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+// The machine's NUMA topology from sysfs, or a fake one, and what follows
+// from it: each CPU's node and each node's fallback order (numa/topology.h).
 #include "numa/topology.h"
 
 #include <string.h>
@@ -160,21 +162,21 @@ void BuildFakeTopology(int nodes, Topology* t) {
 bool FinishTopology(Topology* t) {
   t->usable = t->memory & t->allowed & t->online;
   if (t->usable == 0) return false;
-  // A thread's home should be a node with CPUs: a memory-only (CXL/HBM-like)
+  // A thread's node should be a node with CPUs: a memory-only (CXL/HBM-like)
   // node only serves as a fallback, unless it is all the process may use.
-  uint64_t homes = t->usable & t->with_cpus;
-  if (homes == 0) homes = t->usable;
-  t->homes = homes;
+  uint64_t cpu_nodes = t->usable & t->with_cpus;
+  if (cpu_nodes == 0) cpu_nodes = t->usable;
+  t->cpu_nodes = cpu_nodes;
 
-  uint8_t home_of[kMaxNodes];
+  uint8_t serving[kMaxNodes];
   for (int n = 0; n < kMaxNodes; ++n) {
-    int h = HasNode(homes, n) ? n : Nearest(*t, n, homes);
-    home_of[n] = static_cast<uint8_t>(h);
+    int h = HasNode(cpu_nodes, n) ? n : Nearest(*t, n, cpu_nodes);
+    serving[n] = static_cast<uint8_t>(h);
   }
-  t->default_home = static_cast<uint8_t>(__builtin_ctzll(homes));
+  t->default_node = static_cast<uint8_t>(__builtin_ctzll(cpu_nodes));
   for (int cpu = 0; cpu < kMaxCpus; ++cpu) {
     uint8_t n = t->cpu_node[cpu];
-    t->cpu_node[cpu] = (n == kNoNode) ? t->default_home : home_of[n];
+    t->cpu_node[cpu] = (n == kNoNode) ? t->default_node : serving[n];
   }
 
   // Fallback order: insertion sort of the other usable nodes by distance,

@@ -6,30 +6,27 @@
 
 #include <stdint.h>
 
-#include "numa/numa.h"
+#include "numa/nodes.h"
 
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
 namespace numa {
 
-// CPUs with higher ids are served by Topology::default_home.
-inline constexpr int kMaxCpus = 4096;
-inline constexpr uint8_t kNoNode = 0xff;
 inline constexpr char kSysfsNodeRoot[] = "/sys/devices/system/node";
 
 // POD: zero-initialized globals of this type need no constructor. All node
 // masks have bit i for node i; nodes >= kMaxNodes are not represented.
 struct Topology {
-  uint64_t online;     // nodes the kernel lists as online
-  uint64_t memory;     // nodes with memory
-  uint64_t with_cpus;  // nodes with at least one CPU
-  uint64_t allowed;    // get_mempolicy(MPOL_F_MEMS_ALLOWED) (cpuset)
-  uint64_t usable;     // memory & allowed: nodes a heap may live on
-  uint64_t homes;      // usable nodes that serve CPUs (FinishTopology)
-  uint8_t default_home;
+  uint64_t online;       // nodes the kernel lists as online
+  uint64_t memory;       // nodes with memory
+  uint64_t with_cpus;    // nodes with at least one CPU
+  uint64_t allowed;      // get_mempolicy(MPOL_F_MEMS_ALLOWED) (cpuset)
+  uint64_t usable;       // memory & allowed: nodes a heap may live on
+  uint64_t cpu_nodes;    // usable nodes that serve CPUs (FinishTopology)
+  uint8_t default_node;  // serves CPUs beyond kMaxCpus or of no node
   // Before FinishTopology: the kernel's node of each CPU (kNoNode if none).
-  // After: the usable node that serves the CPU ("home").
+  // After: the usable node that serves the CPU (the CPU's node).
   uint8_t cpu_node[kMaxCpus];
   uint8_t distance[kMaxNodes][kMaxNodes];  // SLIT: distance[from][to]
   uint8_t fallback_len[kMaxNodes];
@@ -50,17 +47,11 @@ bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t);
 // finite distance). Call FinishTopology next.
 void BuildFakeTopology(int nodes, Topology* t);
 
-// Derives usable, the CPU homes and the fallback orders from the raw data.
-// A CPU's home is its own node if usable, else the nearest usable node that
+// Derives usable, the CPU nodes and the fallback orders from the raw data.
+// A CPU's node is its own node if usable, else the nearest usable node that
 // has CPUs (ties by id); only if no usable node has CPUs may a memory-only
-// node be a home. False if no node is usable.
+// node serve CPUs. False if no node is usable.
 bool FinishTopology(Topology* t);
-
-inline int PopCount(uint64_t m) { return __builtin_popcountll(m); }
-inline int HighestNode(uint64_t m) { return m ? 63 - __builtin_clzll(m) : -1; }
-inline bool HasNode(uint64_t m, int node) {
-  return node >= 0 && node < kMaxNodes && ((m >> node) & 1) != 0;
-}
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -5,7 +5,7 @@
 // (the second shows sched_getcpu's vDSO path, with no rseq area).
 #include <benchmark/benchmark.h>
 
-#include "numa/current_node.h"
+#include "numa/current_cpu.h"
 #include "numa/numa.h"
 
 namespace tcmalloc {

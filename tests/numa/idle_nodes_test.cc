@@ -25,7 +25,7 @@ TEST_F(IdleNodes, EveryKthRefillAsksForALook) {
   for (uint64_t i = 0; i < 3 * kRefillsPerLook; ++i) looks += NoteRefill(2);
   EXPECT_EQ(looks, 3);
   EXPECT_FALSE(NoteRefill(-1));
-  EXPECT_FALSE(NoteRefill(kMaxListNodes));
+  EXPECT_FALSE(NoteRefill(kMaxCpuNodes));
 }
 
 TEST_F(IdleNodes, ANodeWithoutRefillsBetweenTwoLooksIsReportedOnce) {
@@ -51,8 +51,8 @@ TEST_F(IdleNodes, TheLookingNodeAndNodesPastTheListNodesAreNeverReported) {
   EXPECT_EQ(TakeIdleNodes(1, 2), uint64_t{1} << 0);
   ResetIdleNodesForTest();
   EXPECT_EQ(TakeIdleNodes(0, 1), 0u);
-  EXPECT_EQ(TakeIdleNodes(0, kMaxListNodes + 1), ~uint64_t{0} & ~uint64_t{1})
-      << "every node but the looking one, up to kMaxListNodes";
+  EXPECT_EQ(TakeIdleNodes(0, kMaxCpuNodes + 1), ~uint64_t{0} & ~uint64_t{1})
+      << "every node but the looking one, up to kMaxCpuNodes";
 }
 
 // Bounded: a node that stops refilling is reported within two looks of an

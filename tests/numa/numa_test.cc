@@ -36,7 +36,7 @@ constexpr uint64_t kAll = ~uint64_t{0};
 
 std::vector<int> Fallback(int node) {
   int out[kMaxNodes];
-  int n = FallbackOrder(node, out);
+  int n = BorrowFrom(node, Borrow::kPages, out);
   return std::vector<int>(out, out + n);
 }
 
@@ -57,8 +57,8 @@ TEST_F(NumaTest, BeforeInitEverythingIsNodeZero) {
   EXPECT_FALSE(Active());
   EXPECT_EQ(NumNodes(), 1);
   EXPECT_EQ(CurrentNode(), 0);
-  EXPECT_TRUE(NodeUsable(0));
-  EXPECT_FALSE(NodeUsable(1));
+  EXPECT_TRUE(NodeOfKernelId(0) >= 0);
+  EXPECT_FALSE(NodeOfKernelId(1) >= 0);
   EXPECT_EQ(Fallback(0), std::vector<int>{});
   Mapping m(1 << 16);
   EXPECT_TRUE(BindRange(m.get(), m.size(), 0));
@@ -84,7 +84,7 @@ TEST_F(NumaTest, OffIsInactiveEvenWithTwoNodes) {
   EXPECT_FALSE(StatsAtExit());
   EXPECT_EQ(NumNodes(), 1);
   EXPECT_EQ(CurrentNode(), 0);
-  EXPECT_FALSE(NodeUsable(1));
+  EXPECT_FALSE(NodeOfKernelId(1) >= 0);
   Mapping m(1 << 16);
   EXPECT_TRUE(BindRange(m.get(), m.size(), 1));
   EXPECT_EQ(MbindCalls(), 0u);
@@ -100,7 +100,7 @@ TEST_F(NumaTest, AutoNeedsTwoNodesForceDoesNot) {
   InitForTest(root.c_str(), 0b01, FakeGetenv);
   EXPECT_TRUE(Active());
   EXPECT_EQ(NumNodes(), 1);
-  EXPECT_FALSE(NodeUsable(1));
+  EXPECT_FALSE(NodeOfKernelId(1) >= 0);
   // Both CPUs, including node 1's, are served by node 0.
   EXPECT_EQ(CurrentNode(), 0);
 }
@@ -119,11 +119,11 @@ TEST_F(NumaTest, TaskPolicyIsHonoured) {
 
   InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b110);
   ASSERT_TRUE(Active());
-  EXPECT_FALSE(NodeUsable(0));
-  EXPECT_TRUE(NodeUsable(1));
-  EXPECT_TRUE(NodeUsable(2));
+  EXPECT_FALSE(NodeOfKernelId(0) >= 0);
+  EXPECT_TRUE(NodeOfKernelId(1) >= 0);
+  EXPECT_TRUE(NodeOfKernelId(2) >= 0);
   EXPECT_EQ(NumNodes(), 2);
-  EXPECT_NE(NodeId(CurrentNode()), 0);  // node 0 is not allowed
+  EXPECT_NE(KernelId(CurrentNode()), 0);  // node 0 is not allowed
 
   InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b001);
   EXPECT_FALSE(Active());  // one node left
@@ -152,7 +152,7 @@ TEST_F(NumaTest, MembindKeepsBindingsInTheSet) {
     SetFakeEnv({{"TCMALLOC_NUMA_POLICY", policy}});
     InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b0101);
     ASSERT_TRUE(Active());
-    EXPECT_FALSE(NodeUsable(1));
+    EXPECT_FALSE(NodeOfKernelId(1) >= 0);
     Mapping m(1 << 20);
     ASSERT_TRUE(BindRange(m.get(), m.size(), 0)) << MbindLastErrno();
     uint64_t nodes = 0;
@@ -209,8 +209,8 @@ TEST_F(NumaTest, FakeTopologyRoundRobinAndNeverBinds) {
   ASSERT_TRUE(Active());
   EXPECT_TRUE(FakeTopology());
   EXPECT_EQ(NumNodes(), 4);
-  for (int n = 0; n < 4; ++n) EXPECT_TRUE(NodeUsable(n));
-  EXPECT_FALSE(NodeUsable(4));
+  for (int n = 0; n < 4; ++n) EXPECT_TRUE(NodeOfKernelId(n) >= 0);
+  EXPECT_FALSE(NodeOfKernelId(4) >= 0);
   // Linear distances: from 1, nodes 0 and 2 tie at 20 (by id), 3 is at 30.
   EXPECT_EQ(Fallback(1), (std::vector<int>{0, 2, 3}));
   EXPECT_EQ(Fallback(3), (std::vector<int>{2, 1, 0}));
@@ -247,15 +247,15 @@ class RealMachineTest : public NumaTest {
     ASSERT_TRUE(Active()) << "sysfs or get_mempolicy unusable here";
     ASSERT_TRUE(QueryAllowedMems(&allowed_));
   }
-  // The lowest node id the process may not use.
-  int ForbiddenNode() const { return __builtin_ctzll(~allowed_); }
+  // A node the process does not have (nodes are dense, 0..NumNodes()-1).
+  int ForbiddenNode() const { return NumNodes(); }
   uint64_t allowed_ = 0;
 };
 
 TEST_F(RealMachineTest, PreferredBindsAllowedNode) {
   InitReal("preferred");
   const int node = __builtin_ctzll(allowed_);
-  EXPECT_TRUE(NodeUsable(node));
+  EXPECT_TRUE(NodeOfKernelId(node) >= 0);
   Mapping m(1 << 20);
   ASSERT_TRUE(BindRange(m.get(), m.size(), node));
   EXPECT_EQ(MbindCalls(), 1u);
@@ -315,7 +315,7 @@ TEST_F(RealMachineTest, ForbiddenNodeFailsCountedNotFatal) {
 TEST_F(RealMachineTest, CurrentNodeIsTheCpusHome) {
   InitReal("preferred");
   const int node = CurrentNode();
-  EXPECT_TRUE(NodeUsable(node)) << node;
+  EXPECT_TRUE(NodeOfKernelId(node) >= 0) << node;
 }
 
 // Auto mode on the real machine: active exactly when >1 node is allowed.
@@ -328,7 +328,7 @@ TEST_F(NumaTest, AutoOnThisMachine) {
 }
 
 // Every node that serves CPUs gets its own small-object lists, up to
-// kMaxListNodes (64: as many as fake nodes go); the fallback to one shared set
+// kMaxCpuNodes (64: as many as fake nodes go); the fallback to one shared set
 // exists only in TCMALLOC_SMALL_BUT_SLOW builds (8).
 TEST_F(NumaTest, SmallObjectListsForEveryCpuNode) {
   SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "64"}});
@@ -336,7 +336,7 @@ TEST_F(NumaTest, SmallObjectListsForEveryCpuNode) {
                 [] { InitForTest("/nonexistent", 0b1, FakeGetenv); }),
             "");
   EXPECT_EQ(NumNodes(), 64);
-  EXPECT_EQ(ListNodes(), kMaxListNodes);
+  EXPECT_EQ(NumCpuNodes(), kMaxCpuNodes);
 }
 
 TEST_F(NumaTest, ListsBuiltAreWhatTheAllocatorRecorded) {
@@ -344,12 +344,12 @@ TEST_F(NumaTest, ListsBuiltAreWhatTheAllocatorRecorded) {
   // (ListNodes) must not stand in for lists nobody built.
   SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
   InitForTest("/nonexistent", 0b1, FakeGetenv);
-  EXPECT_EQ(ListNodes(), 2);
-  EXPECT_EQ(ListNodesBuilt(), 1);
-  SetListNodesBuilt(ListNodes());
-  EXPECT_EQ(ListNodesBuilt(), 2);
+  EXPECT_EQ(NumCpuNodes(), 2);
+  EXPECT_EQ(NodesWithCentralLists(), 1);
+  SetNodesWithCentralLists(NumCpuNodes());
+  EXPECT_EQ(NodesWithCentralLists(), 2);
   InitForTest("/nonexistent", 0b1, FakeGetenv);
-  EXPECT_EQ(ListNodesBuilt(), 1);
+  EXPECT_EQ(NodesWithCentralLists(), 1);
 }
 
 TEST_F(NumaTest, ListCountersAdd) {

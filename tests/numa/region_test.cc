@@ -56,17 +56,17 @@ TEST(ReserveBytes, GrowsGeometricallyWithinRoom) {
   EXPECT_EQ(ReserveBytes(20 * kMiB, 64 * kMiB, 10 * kMiB), 0u);
 }
 
-// Windows never touch, so the page heap never sees neighbouring spans of two
-// nodes; the owner of every address of a window is its slot.
-TEST(RegionWindow, DisjointAndOwnedBySlot) {
+// Regions never touch, so the page heap never sees neighbouring spans of two
+// nodes; node n's region lies in window n.
+TEST(RegionWindow, DisjointOneWindowEach) {
   uintptr_t prev_end = 0;
-  for (int slot = 0; slot < kMaxNodes; ++slot) {
+  for (int node = 0; node < kMaxNodes; ++node) {
     uintptr_t begin, end;
-    RegionWindow(slot, &begin, &end);
-    EXPECT_GT(begin, prev_end) << slot;
+    RegionWindow(node, &begin, &end);
+    EXPECT_GT(begin, prev_end) << node;
     EXPECT_EQ(begin % kCommitGranule, 0u);
-    EXPECT_EQ(RegionOwner(begin), slot);
-    EXPECT_EQ(RegionOwner(end - 1), slot);
+    EXPECT_EQ(begin >> kWindowShift, static_cast<uintptr_t>(node));
+    EXPECT_EQ((end - 1) >> kWindowShift, static_cast<uintptr_t>(node));
     prev_end = end;
   }
   EXPECT_LE(prev_end, uintptr_t{64} << 40);
@@ -92,7 +92,6 @@ TEST(RegionGrow, TwoMappingsAndOneBindPerReservation) {
   SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
   Init(FakeGetenv);
   ASSERT_TRUE(Active());
-  ASSERT_TRUE(RegionsOn());
   RegionStats before;
   ASSERT_TRUE(GetRegionStats(0, &before));
   const uint64_t binds_before = MbindCalls();
@@ -125,6 +124,13 @@ TEST(RegionGrow, TwoMappingsAndOneBindPerReservation) {
                     reinterpret_cast<void*>(after.begin), MPOL_F_ADDR),
             0);
   EXPECT_NE(mode, MPOL_DEFAULT) << "the region is bound";
+  // Every reservation is node 0's memory for the owner function, and only
+  // what was reserved.
+  EXPECT_EQ(OwnerOf(after.begin).kind, MemoryKind::kNode);
+  EXPECT_EQ(OwnerOf(expected - 1).kind, MemoryKind::kNode);
+  EXPECT_EQ(OwnerOf(after.begin + after.reserved - 1).kind, MemoryKind::kNode);
+  EXPECT_EQ(OwnerOf(after.begin + after.reserved).kind, MemoryKind::kUnplaced);
+  EXPECT_EQ(OwnerOf(after.begin - 1).kind, MemoryKind::kUnplaced);
 }
 
 // A request no window can hold fails cleanly, without counting a failure; the
@@ -132,13 +138,13 @@ TEST(RegionGrow, TwoMappingsAndOneBindPerReservation) {
 TEST(RegionGrow, ImpossibleRequestFailsCleanly) {
   SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
   Init(FakeGetenv);
-  ASSERT_TRUE(RegionsOn());
+  ASSERT_TRUE(Active());
   const uint64_t failures = RegionFailures();
   size_t actual = 0;
   EXPECT_EQ(GrowRegion(1, size_t{2} << 40, &actual), nullptr);
   EXPECT_EQ(RegionFailures(), failures);
   EXPECT_NE(GrowRegion(1, kMiB, &actual), nullptr);
-  EXPECT_EQ(GrowRegion(2, kMiB, &actual), nullptr) << "no such slot";
+  EXPECT_EQ(GrowRegion(2, kMiB, &actual), nullptr) << "no such node";
 }
 
 // Slot 1's committed bytes and holes, for the tests below.
@@ -154,7 +160,7 @@ RegionStats Slot1() {
 TEST(RegionReturn, HolesAreFilledFirstAndMerge) {
   SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
   Init(FakeGetenv);
-  ASSERT_TRUE(RegionsOn());
+  ASSERT_TRUE(Active());
   constexpr size_t kG = kCommitGranule;
   uintptr_t a[5];
   for (uintptr_t& p : a) {
@@ -192,12 +198,12 @@ TEST(RegionReturn, HolesAreFilledFirstAndMerge) {
 }
 
 // What the region cannot take back it refuses, changing nothing: another
-// slot's memory, memory never committed, a range not on kernel page
+// node's memory, memory never committed, a range not on kernel page
 // boundaries, one already given back, and a hole beyond kMaxHoles.
 TEST(RegionReturn, RefusesWhatItCannotTake) {
   SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
   Init(FakeGetenv);
-  ASSERT_TRUE(RegionsOn());
+  ASSERT_TRUE(Active());
   constexpr size_t kG = kCommitGranule;
   constexpr int kRanges = 2 * kMaxHoles + 3;
   uintptr_t a[kRanges];
@@ -209,7 +215,7 @@ TEST(RegionReturn, RefusesWhatItCannotTake) {
   const RegionStats start = Slot1();
   const size_t page = getpagesize();
   void* const first = reinterpret_cast<void*>(a[0]);
-  EXPECT_FALSE(ShrinkRegion(0, first, kG)) << "slot 1's memory";
+  EXPECT_FALSE(ShrinkRegion(0, first, kG)) << "node 1's memory";
   EXPECT_FALSE(ShrinkRegion(
       1, reinterpret_cast<void*>(start.begin + start.committed + kG), kG))
       << "not committed";
@@ -227,7 +233,7 @@ TEST(RegionReturn, RefusesWhatItCannotTake) {
   EXPECT_FALSE(ShrinkRegion(1, first, kG)) << "already a hole";
   EXPECT_EQ(Slot1().committed, start.committed - kMaxHoles * kG);
   EXPECT_LE(MappingsIn(start.begin, start.end), 2 + 2 * kMaxHoles);
-  // Filling the gap between two holes merges them, and frees a slot.
+  // Filling the gap between two holes merges them, and frees an entry.
   ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[1]), kG));
   EXPECT_EQ(Slot1().holes, kMaxHoles - 1);
   EXPECT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * kMaxHoles]), kG));
@@ -246,7 +252,7 @@ TEST(ReserveRegions, AddressSpaceLimitLeavesTheLayerOff) {
     if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(10);
     SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "4"}});
     const std::string err = numa_test::CaptureStderr([] { Init(FakeGetenv); });
-    if (Active() || RegionsOn()) _exit(11);
+    if (Active()) _exit(11);
     if (RegionFailures() == 0) _exit(12);
     if (err.find("cannot reserve the NUMA address region") ==
             std::string::npos ||

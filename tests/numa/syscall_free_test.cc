@@ -82,7 +82,7 @@ int ExerciseInactive() {
   static char page[4096] __attribute__((aligned(4096)));
   int out[kMaxNodes];
   bool ok = !Active() && NumNodes() == 1 && CurrentNode() == 0 &&
-            NodeUsable(0) && !NodeUsable(1) && FallbackOrder(0, out) == 0 &&
+            (NodeOfKernelId(0) >= 0) && !(NodeOfKernelId(1) >= 0) && BorrowFrom(0, Borrow::kPages, out) == 0 &&
             BindRange(page, sizeof(page), 0) && MbindCalls() == 0;
   return ok ? kOk : kWrongAnswer;
 }

@@ -25,7 +25,7 @@ constexpr uint64_t kAll = ~uint64_t{0};
 
 std::vector<int> Fallback(int node) {
   int out[kMaxNodes];
-  int n = FallbackOrder(node, out);
+  int n = BorrowFrom(node, Borrow::kPages, out);
   return std::vector<int>(out, out + n);
 }
 
@@ -64,9 +64,9 @@ TEST_F(TopologyTest, TwoNodes) {
   EXPECT_TRUE(Active());
   EXPECT_FALSE(FakeTopology());
   EXPECT_EQ(NumNodes(), 2);
-  EXPECT_TRUE(NodeUsable(0));
-  EXPECT_TRUE(NodeUsable(1));
-  EXPECT_FALSE(NodeUsable(2));
+  EXPECT_TRUE(NodeOfKernelId(0) >= 0);
+  EXPECT_TRUE(NodeOfKernelId(1) >= 0);
+  EXPECT_FALSE(NodeOfKernelId(2) >= 0);
   EXPECT_EQ(Fallback(0), std::vector<int>{1});
   EXPECT_EQ(Fallback(1), std::vector<int>{0});
 }
@@ -87,8 +87,8 @@ TEST_F(TopologyTest, FallbackNearestFirstTiesById) {
   EXPECT_EQ(Fallback(2), (std::vector<int>{1, 3, 0}));  // 1 and 3 tie at 12
   EXPECT_EQ(Fallback(3), (std::vector<int>{0, 1, 2}));  // three-way tie
   int out[kMaxNodes];
-  EXPECT_EQ(FallbackOrder(-1, out), 0);
-  EXPECT_EQ(FallbackOrder(kMaxNodes, out), 0);
+  EXPECT_EQ(BorrowFrom(-1, Borrow::kPages, out), 0);
+  EXPECT_EQ(BorrowFrom(kMaxNodes, Borrow::kPages, out), 0);
 }
 
 TEST_F(TopologyTest, FourNodesLinearDistances) {
@@ -125,14 +125,14 @@ TEST_F(TopologyTest, SparseNodeIds) {
   EXPECT_EQ(t_.cpu_node[2], 2);
   EXPECT_EQ(t_.cpu_node[4], 5);
 
-  // Slots are dense: nodes 0, 2 and 5 are slots 0, 1 and 2.
+  // Nodes are dense: kernel nodes 0, 2 and 5 are nodes 0, 1 and 2.
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
   EXPECT_EQ(NumNodes(), 3);
-  EXPECT_FALSE(NodeUsable(1));
-  EXPECT_TRUE(NodeUsable(5));
-  EXPECT_EQ(NodeId(1), 2);
-  EXPECT_EQ(NodeId(2), 5);
+  EXPECT_FALSE(NodeOfKernelId(1) >= 0);
+  EXPECT_TRUE(NodeOfKernelId(5) >= 0);
+  EXPECT_EQ(KernelId(1), 2);
+  EXPECT_EQ(KernelId(2), 5);
   EXPECT_EQ(Fallback(0), (std::vector<int>{1, 2}));
   EXPECT_EQ(Fallback(2), (std::vector<int>{1, 0}));
 }
@@ -158,13 +158,13 @@ TEST_F(TopologyTest, CpuOnlyNodeMapsToNearestMemoryNode) {
   EXPECT_EQ(t_.fallback[1][0], 2);
   EXPECT_EQ(t_.fallback[1][1], 0);
 
-  // The CPU-only node gets no slot: nodes 0 and 2 are slots 0 and 1.
+  // The CPU-only node is no node of ours: kernel nodes 0 and 2 are nodes 0, 1.
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
-  EXPECT_FALSE(NodeUsable(1));
+  EXPECT_FALSE(NodeOfKernelId(1) >= 0);
   EXPECT_EQ(NumNodes(), 2);
-  EXPECT_EQ(NodeId(1), 2);
-  EXPECT_EQ(SlotOfNode(1), -1);
+  EXPECT_EQ(KernelId(1), 2);
+  EXPECT_EQ(NodeOfKernelId(1), -1);
   EXPECT_EQ(Fallback(0), std::vector<int>{1});
 }
 
@@ -204,14 +204,14 @@ TEST_F(TopologyTest, MemoryOnlyNodeIsFallbackNeverHome) {
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
   EXPECT_EQ(NumNodes(), 2);
-  EXPECT_EQ(ListNodes(), 1);
-  EXPECT_TRUE(NodeUsable(1));
+  EXPECT_EQ(NumCpuNodes(), 1);
+  EXPECT_TRUE(NodeOfKernelId(1) >= 0);
   EXPECT_EQ(Fallback(0), std::vector<int>{1});
   EXPECT_EQ(CurrentNode(), 0);
 }
 
 // Two CPU nodes and two memory-only nodes: on in auto, with exactly two list
-// nodes (slots 0 and 1); the memory-only nodes are slots 2 and 3.
+// nodes (nodes 0 and 1); the memory-only nodes are nodes 2 and 3.
 TEST_F(TopologyTest, TwoCpuNodesAndTwoMemoryOnlyNodes) {
   std::string root = WriteFakeSysfs("2cpu2mem", {{0, "0-1", "10 20 14 24", 100},
                                                  {1, "2-3", "20 10 24 14", 100},
@@ -221,8 +221,8 @@ TEST_F(TopologyTest, TwoCpuNodesAndTwoMemoryOnlyNodes) {
   InitForTest(root.c_str(), kAll, FakeGetenv);
   ASSERT_TRUE(Active());
   EXPECT_EQ(NumNodes(), 4);
-  EXPECT_EQ(ListNodes(), 2);
-  EXPECT_EQ(NodeId(2), 2);
+  EXPECT_EQ(NumCpuNodes(), 2);
+  EXPECT_EQ(KernelId(2), 2);
   EXPECT_EQ(Fallback(0), (std::vector<int>{2, 1, 3}));
 }
 
@@ -248,7 +248,7 @@ TEST_F(TopologyTest, MemoryOnlyNodeIsHomeWhenItIsAllThereIs) {
   Load(root, uint64_t{1} << 1, &t_);
   EXPECT_EQ(t_.usable, 0b10u);
   EXPECT_EQ(t_.cpu_node[0], 1);
-  EXPECT_EQ(t_.default_home, 1);
+  EXPECT_EQ(t_.default_node, 1);
 }
 
 // A cpuset allowing nodes {1, 3}: nodes 0 and 2 keep their CPUs, which are
@@ -268,14 +268,14 @@ TEST_F(TopologyTest, CpusetRestrictedAllowedMask) {
   EXPECT_EQ(t_.cpu_node[2], 3);  // 20 to node 1, 15 to node 3
   EXPECT_EQ(t_.cpu_node[3], 3);
 
-  // Slots are dense: nodes 1 and 3 are slots 0 and 1.
+  // Nodes are dense: kernel nodes 1 and 3 are nodes 0 and 1.
   InitForTest(root.c_str(), allowed, FakeGetenv);
   ASSERT_TRUE(Active());
   EXPECT_EQ(NumNodes(), 2);
-  EXPECT_FALSE(NodeUsable(0));
-  EXPECT_FALSE(NodeUsable(2));
-  EXPECT_EQ(NodeId(0), 1);
-  EXPECT_EQ(NodeId(1), 3);
+  EXPECT_FALSE(NodeOfKernelId(0) >= 0);
+  EXPECT_FALSE(NodeOfKernelId(2) >= 0);
+  EXPECT_EQ(KernelId(0), 1);
+  EXPECT_EQ(KernelId(1), 3);
   EXPECT_EQ(Fallback(0), std::vector<int>{1});
   EXPECT_EQ(Fallback(1), std::vector<int>{0});
 }

@@ -119,7 +119,7 @@ def parse_numa_stats(text):
                 continue
             key = slug(parsed[2])
             value = int(parsed[0])
-            # Slot counts describe the process; the rest are events, summed over processes.
+            # Node counts describe the process; the rest are events, summed over processes.
             counters[key] = max(counters.get(key, 0), value) if "node" in key else counters.get(key, 0) + value
     return stats if stats["processes"] else None
 
@@ -256,8 +256,8 @@ def layer_state(allocator, runs):
     active = sum(s["active_processes"] for s in stats)
     if active == 0:
         return "off (one node heap)"
-    slots = max(s["counters"].get("node_slots", 0) for s in stats)
-    return f"on ({slots} node slots)" if active == sum(s["processes"] for s in stats) else "on in some processes"
+    nodes = max(s["counters"].get("nodes", 0) for s in stats)
+    return f"on ({nodes} nodes)" if active == sum(s["processes"] for s in stats) else "on in some processes"
 
 
 def table(allocators, runs, summary):

@@ -8,8 +8,8 @@
 //  3. -1 (unknown); callers then use a default node.
 // The raw getcpu syscall is never used on the hot path (it enters the kernel);
 // it is here only for the benchmark.
-#ifndef NUMA_TCMALLOC_NUMA_CURRENT_NODE_H_
-#define NUMA_TCMALLOC_NUMA_CURRENT_NODE_H_
+#ifndef NUMA_TCMALLOC_NUMA_CURRENT_CPU_H_
+#define NUMA_TCMALLOC_NUMA_CURRENT_CPU_H_
 
 #include <sched.h>
 
@@ -64,4 +64,4 @@ inline int CurrentCpu() {
 
 #pragma GCC visibility pop
 
-#endif  // NUMA_TCMALLOC_NUMA_CURRENT_NODE_H_
+#endif  // NUMA_TCMALLOC_NUMA_CURRENT_CPU_H_

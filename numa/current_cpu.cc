@@ -1,4 +1,6 @@
-#include "numa/current_node.h"
+// getcpu(2) as a raw system call: only the getcpu benchmark uses it (the hot
+// path reads rseq or the vDSO, numa/current_cpu.h).
+#include "numa/current_cpu.h"
 
 #include <sys/syscall.h>
 

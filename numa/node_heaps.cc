@@ -1,0 +1,327 @@
+// One page heap per NUMA node (numa/node_heaps.h): which heap serves and
+// takes back page-level memory, and what moves between nodes through the
+// kernel when one grows. The decisions are numa/policy.h's; this file
+// gathers their inputs from the heaps and carries out their answers.
+#include "numa/node_heaps.h"
+
+#include <errno.h>
+
+#include <iterator>  // std::prev
+#include <new>
+
+#include "base/spinlock.h"
+#include "base/static_storage.h"
+#include "internal_logging.h"
+#include "numa/numa.h"
+#include "static_vars.h"
+#include "system-alloc.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// Heaps of nodes 1..NumNodes()-1, made on first use; node 0's is
+// Static::pageheap(). Written under the page heap lock, read without it.
+PageHeap* g_heaps[kMaxNodes];
+// The node heap where the next ReleaseAtLeastNPages over all nodes starts.
+int g_release_next;
+// Where node heaps 1.. come from (SetStorageForTest).
+void* (*g_storage)(size_t) = MetaDataAlloc;
+
+// Each node's region needs a page map leaf of its own (2 MiB for 2 GiB of
+// addresses in the two-level map): with the layer on, a leaf fresh from
+// tcmalloc's own system allocator is not cleared, so it costs resident
+// memory only where entries are set. Maps without the hook (the three-level
+// map's leaves are small) clear as they always did.
+template <typename Map>
+auto SkipClearingFreshLeaves(Map* map, int)
+    -> decltype(map->allocator_zeroes = nullptr, void()) {
+  map->allocator_zeroes = TCMalloc_SystemAllocZeroes;
+}
+template <typename Map>
+void SkipClearingFreshLeaves(Map*, long) {}
+
+// True while Heap() makes a node heap: it shares the page map.
+bool g_making_node_heap;
+
+// A page map or cache of its own for a heap of no node, from metadata.
+template <typename T, typename... Args>
+T& MakeOwn(Args... args) {
+  void* storage = MetaDataAlloc(sizeof(T));
+  CHECK_CONDITION(storage != nullptr);
+  return *new (storage) T(args...);
+}
+
+bool IsNodeHeap(const PageHeap* heap) {
+  return heap == Static::pageheap() || g_making_node_heap;
+}
+
+}  // namespace
+
+PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
+  if (!IsNodeHeap(heap)) return MakeOwn<PageHeap::PageMap>(MetaDataAlloc);
+  // Trivial storage, constant-initialized: usable before any constructor.
+  static StaticStorage<PageHeap::PageMap> storage;
+  static bool made;
+  if (!made) {
+    storage.Construct(MetaDataAlloc);
+    if (Active()) SkipClearingFreshLeaves(storage.get(), 0);
+    made = true;
+  }
+  return *storage.get();
+}
+
+PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
+  static_assert(
+      NodeClass(kMaxCpuNodes, 0) <= (1u << PageHeap::PageMapCache::kValuebits),
+      "the page map's class cache holds every node class");
+  if (!IsNodeHeap(heap)) return MakeOwn<PageHeap::PageMapCache>();
+  static StaticStorage<PageHeap::PageMapCache> storage;
+  static bool made;
+  if (!made) {
+    storage.Construct();
+    made = true;
+  }
+  return *storage.get();
+}
+
+// The heap of `node` if it exists.
+static PageHeap* ExistingHeap(int node) {
+  if (node == 0) return Static::pageheap();
+  return __atomic_load_n(&g_heaps[node], __ATOMIC_ACQUIRE);
+}
+
+PageHeap* NodeHeaps::Heap(int node) {
+  if (node < 0 || node >= NumNodes()) return nullptr;
+  PageHeap* heap = ExistingHeap(node);
+  if (heap != nullptr) return heap;
+  SpinLockHolder l(Static::pageheap_lock());
+  heap = g_heaps[node];
+  if (heap != nullptr) return heap;
+  // About 12.5 KiB of metadata per node; when there is none left, this node
+  // cannot serve and the others do (New borrows, small objects borrow).
+  void* storage = g_storage(sizeof(PageHeap));
+  if (storage == nullptr) return nullptr;
+  g_making_node_heap = true;
+  heap = new (storage) PageHeap(Static::sizemap()->min_span_size_in_pages());
+  g_making_node_heap = false;
+  heap->numa_node_ = node;
+  __atomic_store_n(&g_heaps[node], heap, __ATOMIC_RELEASE);
+  return heap;
+}
+
+// Span of n pages (aligned to align_pages if not 0) from node's heap.
+static Span* NewFromNode(int node, Length n, Length align_pages) {
+  PageHeap* heap = NodeHeaps::Heap(node);
+  if (heap == nullptr) return nullptr;
+  return align_pages != 0 ? heap->NewAligned(n, align_pages) : heap->New(n);
+}
+
+static Span* NewForThisThread(Length n, Length align_pages) {
+  const int node = CurrentNode();
+  const int saved_errno = errno;  // a borrowed success leaves errno alone
+  Span* span = NewFromNode(node, n, align_pages);
+  if (span == nullptr) {
+    int order[kMaxNodes];
+    const int count = BorrowFrom(node, Borrow::kPages, order);
+    for (int i = 0; i < count && span == nullptr; ++i) {
+      span = NewFromNode(order[i], n, align_pages);
+    }
+  }
+  errno = span != nullptr ? saved_errno : ENOMEM;
+  return span;
+}
+
+Span* NodeHeaps::New(Length n) {
+  if (!Active()) return Static::pageheap()->New(n);
+  return NewForThisThread(n, 0);
+}
+
+Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
+  if (!Active()) return Static::pageheap()->NewAligned(n, align_pages);
+  return NewForThisThread(n, align_pages);
+}
+
+Span* NodeHeaps::NewForList(int node, Length n, uint32_t cl) {
+  PageHeap* heap = Heap(node);
+  return heap != nullptr ? heap->NewWithSizeClass(n, cl) : nullptr;
+}
+
+PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
+  if (heap->numa_node_ < 0 || !Active()) return heap;
+  PageHeap* owner = ExistingHeap(
+      OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift).node);
+  ASSERT(owner != nullptr);
+  return owner;
+}
+
+// Gives released span s of heap back to its node's region and forgets it.
+// False if the region cannot take it (no hole left, not on kernel page
+// boundaries); s is unchanged then.
+bool NodeHeaps::RetireSpan(PageHeap* heap, Span* s) {
+  ASSERT(s->location == Span::ON_RETURNED_FREELIST);
+  const Length n = s->length;
+  if (!TCMalloc_SystemReturnToNode(
+          reinterpret_cast<void*>(s->start << kPageShift),
+          static_cast<size_t>(n << kPageShift), heap->numa_node_)) {
+    return false;
+  }
+  heap->RemoveFromFreeList(s);
+  heap->stats_.system_bytes -= n << kPageShift;
+  // No span covers these pages now; one grown there later records itself.
+  for (Length i = 0; i < n; i++) heap->pagemap_.set(s->start + i, nullptr);
+  DeleteSpan(s);
+  return true;
+}
+
+// Retires at least num_pages of heap's released spans if it has them,
+// largest first (the fewest holes in the region per page given back).
+Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
+  Length retired = 0;
+  SpanSet* set = &heap->large_returned_;
+  SpanSetIter it = set->end();
+  while (it != set->begin() && retired < num_pages) {
+    SpanSetIter cur = std::prev(it);
+    const Length len = cur->length;
+    if (RetireSpan(heap, cur->span)) {
+      retired += len;  // erased cur; `it` stays valid
+    } else {
+      it = cur;
+    }
+  }
+  for (int i = kMaxPages - 1; i >= 0 && retired < num_pages; i--) {
+    Span* list = &heap->free_[i].returned;
+    for (Span* s = list->next; s != list && retired < num_pages;) {
+      Span* next = s->next;
+      const Length len = s->length;
+      if (RetireSpan(heap, s)) retired += len;
+      s = next;
+    }
+  }
+  return retired;
+}
+
+void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
+  const int node = heap->numa_node_;
+  if (node < 0 || !Active()) return;
+  ASSERT(Static::pageheap_lock()->IsHeld());
+  const int nodes = NumNodes();
+  uint64_t free_bytes[kMaxNodes] = {};
+  uint64_t released_pages[kMaxNodes] = {};
+  for (int i = 0; i < nodes; ++i) {
+    if (const PageHeap* h = ExistingHeap(i)) {
+      free_bytes[i] = h->stats_.free_bytes;
+      released_pages[i] = h->stats_.unmapped_bytes >> kPageShift;
+    }
+  }
+
+  const uint64_t unstrand =
+      PagesToUnstrand(node, nodes, free_bytes, MaxStrandedBytes(), kPageShift);
+  Length released = 0;
+  for (int i = 0; i < nodes && released < unstrand; ++i) {
+    if (i == node || free_bytes[i] == 0) continue;
+    released += ExistingHeap(i)->ReleaseAtLeastNPages(unstrand - released);
+  }
+  if (!growth) return;
+
+  // A node that gives back less than planned leaves the rest to the nodes
+  // after it: plan again without the nodes already asked.
+  for (int i = 0; i < nodes; ++i) {
+    if (i == node || ExistingHeap(i) == nullptr) continue;
+    released_pages[i] = ExistingHeap(i)->stats_.unmapped_bytes >> kPageShift;
+  }
+  uint64_t left = pages >= PageHeap::kMinSystemAlloc
+                      ? pages
+                      : static_cast<uint64_t>(PageHeap::kMinSystemAlloc);
+  uint64_t plan[kMaxNodes];
+  for (int i = 0; i < nodes && left > 0; ++i) {
+    PlanRetirement(node, nodes, released_pages, left, plan);
+    if (plan[i] == 0) continue;
+    const Length got = RetireReleased(ExistingHeap(i), plan[i]);
+    left = got >= left ? 0 : left - got;
+    released_pages[i] = 0;
+  }
+}
+
+Length NodeHeaps::ReleaseAtLeastNPages(PageHeap* heap, Length num_pages) {
+  if (heap->numa_node_ < 0 || !Active()) {
+    return heap->ReleaseAtLeastNPages(num_pages);
+  }
+  const int nodes = NumNodes();
+  Length released = 0;
+  for (int i = 0; i < nodes && released < num_pages; ++i) {
+    PageHeap* h = ExistingHeap(g_release_next);
+    g_release_next = (g_release_next + 1) % nodes;
+    if (h != nullptr) released += h->ReleaseAtLeastNPages(num_pages - released);
+  }
+  return released;
+}
+
+PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
+  if (heap->numa_node_ < 0 || !Active()) return heap->stats_;
+  PageHeap::Stats sum;
+  for (int i = 0; i < NumNodes(); ++i) {
+    const PageHeap* h = ExistingHeap(i);
+    if (h == nullptr) continue;
+    const PageHeap::Stats& s = h->stats_;
+    sum.system_bytes += s.system_bytes;
+    sum.free_bytes += s.free_bytes;
+    sum.unmapped_bytes += s.unmapped_bytes;
+    sum.committed_bytes += s.committed_bytes;
+    sum.scavenge_count += s.scavenge_count;
+    sum.commit_count += s.commit_count;
+    sum.total_commit_bytes += s.total_commit_bytes;
+    sum.decommit_count += s.decommit_count;
+    sum.total_decommit_bytes += s.total_decommit_bytes;
+    sum.reserve_count += s.reserve_count;
+    sum.total_reserve_bytes += s.total_reserve_bytes;
+  }
+  return sum;
+}
+
+void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
+  g_storage = alloc != nullptr ? alloc : MetaDataAlloc;
+}
+
+bool NodeHeaps::NodeStats(int node, PageHeap::Stats* stats) {
+  if (node < 0 || node >= NumNodes()) return false;
+  const PageHeap* h = ExistingHeap(node);
+  if (h == nullptr) return false;
+  *stats = h->stats_;
+  return true;
+}
+
+void NodeHeaps::GetSmallSpanStats(PageHeap::SmallSpanStats* result) {
+  Static::pageheap()->GetSmallSpanStatsLocked(result);
+  for (int i = 1; i < NumNodes(); ++i) {
+    PageHeap* h = ExistingHeap(i);
+    if (h == nullptr) continue;
+    PageHeap::SmallSpanStats node;
+    h->GetSmallSpanStatsLocked(&node);
+    for (int s = 0; s < kMaxPages; ++s) {
+      result->normal_length[s] += node.normal_length[s];
+      result->returned_length[s] += node.returned_length[s];
+    }
+  }
+}
+
+void NodeHeaps::GetLargeSpanStats(PageHeap::LargeSpanStats* result) {
+  Static::pageheap()->GetLargeSpanStatsLocked(result);
+  for (int i = 1; i < NumNodes(); ++i) {
+    PageHeap* h = ExistingHeap(i);
+    if (h == nullptr) continue;
+    PageHeap::LargeSpanStats node;
+    h->GetLargeSpanStatsLocked(&node);
+    result->spans += node.spans;
+    result->normal_pages += node.normal_pages;
+    result->returned_pages += node.returned_pages;
+  }
+}
+
+}  // namespace numa
+
+PageHeap::Stats PageHeap::StatsLocked() const {
+  return numa::NodeHeaps::Stats(this);
+}
+
+}  // namespace tcmalloc

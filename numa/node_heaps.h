@@ -1,0 +1,99 @@
+// One page heap per NUMA node: upstream's PageHeap, unchanged in how it keeps
+// free spans, made once per node. The heaps share one lock, one page map and
+// its cache (an address maps to one span whichever node owns it); each grows
+// only from its node's region (numa/region.h). This file is the glue between
+// those heaps and the layer's decisions (numa/policy.h): which heap serves a
+// request, where a freed span goes, what moves between nodes when one grows.
+//
+// Node 0's heap is the one upstream makes (Static::pageheap()); the others
+// are made from metadata the first time their node allocates, so a one-node
+// process carries none. A PageHeap made any other way (upstream's
+// page_heap_test makes its own) is not a node heap and keeps to itself.
+//
+// Compiled only inside the patched gperftools tree, as src/numa/node_heaps.cc.
+#ifndef NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_
+#define NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_
+
+#include "common.h"
+#include "page_heap.h"
+#include "span.h"
+
+namespace tcmalloc {
+namespace numa {
+
+class NodeHeaps {
+ public:
+  // The page map and its cache of `heap`, which is being made: the node
+  // heaps share one (the first call makes it); a heap of no node gets its
+  // own, as in vanilla, so that it never sees another heap's spans.
+  static PageHeap::PageMap& PageMapFor(const PageHeap* heap)
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+  static PageHeap::PageMapCache& PageMapCacheFor(const PageHeap* heap)
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // Node `node`'s heap, made on first use; nullptr if it cannot be made (out
+  // of metadata memory: that node then cannot serve, others do).
+  static PageHeap* Heap(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // Page-level memory for the calling thread (large objects, sampled
+  // objects, aligned blocks): from its node's heap, else borrowed from the
+  // nearest nodes that can serve it (Borrow::kPages). nullptr with errno
+  // ENOMEM when no node can.
+  static Span* New(Length n) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static Span* NewAligned(Length n,
+                          Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // A span of n pages for `node`'s central list of class cl, from that
+  // node's heap only (a list's objects are always its node's); nullptr when
+  // that heap can neither serve nor grow.
+  static Span* NewForList(int node, Length n,
+                          uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // The heap that takes `span` back: its owner's (OwnerOf); `heap` itself
+  // when that is not a node heap or the layer is off.
+  static PageHeap* OwnerHeap(PageHeap* heap,
+                             const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // Before `heap`'s resident memory grows by `pages` (growth = true: its
+  // heap grows; false: it recommits released pages): the other nodes release
+  // their free pages beyond TCMALLOC_NUMA_MAX_STRANDED_MB (PagesToUnstrand),
+  // and, on growth, give released address space back to their regions
+  // (PlanRetirement). Requires the page heap lock.
+  static void BeforeGrowth(PageHeap* heap, Length pages,
+                           bool growth) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // ReleaseAtLeastNPages over every node's heap, round robin (`heap`'s alone
+  // when it is not a node heap). Requires the page heap lock.
+  static Length ReleaseAtLeastNPages(PageHeap* heap, Length num_pages)
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // `heap`'s stats, summed over every node's heap when it is a node heap.
+  static PageHeap::Stats Stats(const PageHeap* heap)
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+  // One node's stats; false if that node has no heap yet.
+  static bool NodeStats(int node,
+                        PageHeap::Stats* stats) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // The free-span histograms of every node's heap, summed. Require the
+  // page heap lock.
+  static void GetSmallSpanStats(PageHeap::SmallSpanStats* result)
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void GetLargeSpanStats(PageHeap::LargeSpanStats* result)
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // Where node heaps 1.. get their memory: MetaDataAlloc, unless a test
+  // installed a stand-in (nullptr: MetaDataAlloc again) to see what happens
+  // when there is none (tests/numa_heap/node_heap_metadata_test.cc).
+  static void SetStorageForTest(void* (*alloc)(size_t))
+      ATTRIBUTE_VISIBILITY_HIDDEN;
+
+ private:
+  static bool RetireSpan(PageHeap* heap, Span* s) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static Length RetireReleased(PageHeap* heap,
+                               Length num_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
+};
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#endif  // NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_

@@ -1,0 +1,54 @@
+// The layer's decisions (numa/policy.h).
+#include "numa/policy.h"
+
+namespace tcmalloc {
+namespace numa {
+
+int BorrowOrder(Borrow what, const uint8_t* fallback, int len, int cpu_nodes,
+                int out[kMaxNodes]) {
+  int n = 0;
+  for (int i = 0; i < len && n < kMaxNodes; ++i) {
+    if (what == Borrow::kObjects && fallback[i] >= cpu_nodes) continue;
+    out[n++] = fallback[i];
+  }
+  return n;
+}
+
+uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
+                         uint64_t bound_bytes, int page_shift) {
+  uint64_t others = 0;
+  for (int i = 0; i < nodes; ++i) {
+    if (i != node) others += free_bytes[i];
+  }
+  if (others <= bound_bytes) return 0;
+  const uint64_t page = uint64_t{1} << page_shift;
+  return (others - bound_bytes + page - 1) >> page_shift;
+}
+
+void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
+                    uint64_t growth_pages, uint64_t out[]) {
+  uint64_t left = growth_pages;
+  for (int i = 0; i < nodes; ++i) {
+    out[i] = 0;
+    if (i == node || left == 0) continue;
+    out[i] = released_pages[i] < left ? released_pages[i] : left;
+    left -= out[i];
+  }
+}
+
+int TransferCacheShare(int cap, int nodes, int node) {
+  if (nodes <= 1) return cap;
+  return cap / nodes + (node < cap % nodes ? 1 : 0);
+}
+
+OnMigration DecideMigration(int old_node, int new_node, Migration policy,
+                            bool sorted_by_owner) {
+  if (old_node == new_node) return OnMigration::kStay;
+  if (sorted_by_owner && policy == Migration::kFlush) {
+    return OnMigration::kSwitchAndFlush;
+  }
+  return OnMigration::kSwitch;
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

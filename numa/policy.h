@@ -1,0 +1,83 @@
+// The decisions the NUMA layer makes for the allocator, as pure functions of
+// plain inputs (per-node figures, the topology's orders, the knobs). The
+// allocator's hooks gather the inputs, ask one of these, and carry out the
+// answer (numa/node_heaps.cc, numa/node_lists.cc); the unit tests walk the
+// decisions without a heap. Which hook asks which: docs/design.md.
+//
+// Inside the gperftools tree this file lives at src/numa/policy.h.
+#ifndef NUMA_TCMALLOC_NUMA_POLICY_H_
+#define NUMA_TCMALLOC_NUMA_POLICY_H_
+
+#include <stdint.h>
+
+#include "numa/config.h"
+#include "numa/nodes.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// --- Borrowing: where a node turns when it cannot serve a request. ---
+
+enum class Borrow : uint8_t {
+  // Page-level memory (large objects, aligned blocks), when the node's heap
+  // can neither serve the request nor grow: any other node's heap, memory-only
+  // nodes included; that heap grows if it must. The pages stay that node's.
+  kPages,
+  // Small objects, when the node's central list can neither serve nor take a
+  // span from its own heap: another CPU node's central list. A span never
+  // moves between nodes' lists: an object keeps the owner of its address.
+  kObjects,
+};
+
+// The nodes to borrow `what` from: `fallback` (the node's fallback order,
+// nearest first, `len` entries), for kObjects only the nodes below
+// `cpu_nodes` (the nodes with small-object lists). Returns how many it wrote.
+int BorrowOrder(Borrow what, const uint8_t* fallback, int len, int cpu_nodes,
+                int out[kMaxNodes]);
+
+// --- Memory moves between nodes only through the kernel. ---
+
+// Before `node`'s resident memory grows (its heap grows, or recommits
+// released pages): how many pages the other nodes must release together so
+// that they keep at most `bound_bytes` of free, unreleased pages
+// (TCMALLOC_NUMA_MAX_STRANDED_MB). free_bytes[i] is node i's, for i below
+// `nodes`. 0 when they are within the bound.
+uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
+                         uint64_t bound_bytes, int page_shift);
+
+// Before `node`'s heap grows by `growth_pages`: how many pages of released
+// address space each other node gives back to its region (out[i]; 0 for
+// `node` itself), nearest node index first, until the growth is covered; a
+// node gives at most what it holds released (released_pages[i]). So the heap's
+// size follows what the process uses, not the sum of every node's peak.
+void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
+                    uint64_t growth_pages, uint64_t out[]);
+
+// --- Small-object caches. ---
+
+// Transfer-cache entries of one CPU node's central list of a class, when
+// `nodes` CPU nodes share vanilla's cap of `cap` entries for the class: the
+// first cap % nodes nodes get one more, so that together they hold no more
+// than vanilla's one list.
+int TransferCacheShare(int cap, int nodes, int node);
+
+// What a thread cache does when a slow path finds its thread on `new_node`
+// after serving `old_node`.
+enum class OnMigration : uint8_t {
+  kStay,            // same node: nothing
+  kSwitch,          // allocate from, and refill from, the new node's lists
+  kSwitchAndFlush,  // and return the old node's objects to their lists now
+};
+// `sorted_by_owner`: the cache files objects under their owner's lists
+// (TCMALLOC_NUMA_REMOTE_FREE=owner); a node-blind cache has nothing to flush.
+OnMigration DecideMigration(int old_node, int new_node, Migration policy,
+                            bool sorted_by_owner);
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_POLICY_H_

@@ -1,0 +1,100 @@
+// Thread caches that know nodes. With node classes (numa/node_class.h) a
+// thread cache keeps one set of free lists per CPU node, its node lists: a
+// free files the object under its owner's lists (the page map's cached value
+// names the owner), an allocation pops from the lists of the thread's own
+// node. Objects of other nodes are never handed out; they go back to their
+// owner's central list in batches, as vanilla's do when a list grows too
+// long, when the cache scavenges, or when the thread exits.
+//
+// Storage: a cache's node lists are one array of NumCpuNodes() *
+// kClassSizesMax FreeLists, each node's lists starting a page, made from
+// metadata; only the thread's node's lists are set up, another node's the
+// first time the thread frees one of its objects (a zero FreeList has
+// max_length 0, so that first free takes ListTooLong) or moves there. Lists
+// of nodes a thread never uses are untouched memory. Without node classes
+// (one node, the layer off, TCMALLOC_NUMA_REMOTE_FREE=local) the cache uses
+// vanilla's own list_ for everything, refilled from its node's central lists.
+//
+// A thread's node is checked only on slow paths (a refill, a scavenge, a
+// page-level allocation); TCMALLOC_NUMA_MIGRATION says what happens to the
+// old node's objects then (DecideMigration, numa/policy.h).
+//
+// Compiled only inside the patched gperftools tree, as
+// src/numa/thread_cache_nodes.cc.
+#ifndef NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
+#define NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
+
+#include <stdint.h>
+
+#include "central_freelist.h"
+#include "thread_cache.h"
+
+namespace tcmalloc {
+namespace numa {
+
+class ThreadCacheNodes {
+ public:
+  // Once, after the central lists exist (ThreadCache::InitModule): turns
+  // node classes on when several CPU nodes have lists and remote frees go to
+  // their owner.
+  static void InitModule() ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // A new cache's lists: list_ set up, or its node lists made with its
+  // thread's node's set up. Requires the page heap lock.
+  static void Init(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A dying cache: every object back to its central list.
+  static void Release(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A dead cache's node lists back to the storage. Requires the page heap
+  // lock.
+  static void Free(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // On a slow path: notices that the thread moved to another node.
+  static void Refresh(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Before a refill of class cl: Refresh, and every kRefillsPerLook-th refill
+  // of the node, idle nodes' transfer caches go back (numa/idle_nodes.h).
+  // Returns an object when the node's list already holds one (the thread
+  // just moved to a node whose lists it had filled), else nullptr.
+  static void* BeforeRefill(ThreadCache* cache, uint32_t cl,
+                            int32_t byte_size) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Sets the part of the thread's node's region the cache knows
+  // (ThreadCache::IsLocal) to what that region holds now: sized delete's
+  // slow path calls it, so that a grown region is soon known. Empty without
+  // node classes.
+  static void RefreshLocalRange(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // The thread's node has no object of class cl and cannot get one: up to n
+  // objects of another CPU node (Borrow::kObjects, nearest first), from this
+  // cache's lists of that node, else from its central list. Returns how many.
+  static int Borrow(ThreadCache* cache, uint32_t cl, int n, void** start,
+                    void** end) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // ListTooLong's first question: was this the first object freed to a node
+  // whose lists this cache never set up? Then they are set up now, the
+  // object stays, and it returns true.
+  static bool FirstFreeToNode(ThreadCache* cache, ThreadCache::FreeList* list,
+                              uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The central list that list `cl` (a node class) returns n objects to.
+  static CentralFreeList* CentralList(ThreadCache* cache, uint32_t cl,
+                                      int n) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // The cache's lists are 0..ListsEnd()-1 (node classes); InUse says which
+  // hold a set-up list of a real size class.
+  static uint32_t ListsEnd() ATTRIBUTE_VISIBILITY_HIDDEN;
+  static bool InUse(const ThreadCache* cache,
+                    uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+ private:
+  // One node's lists: a page on the usual 64-bit build.
+  static constexpr size_t kNodeListsBytes =
+      kClassSizesMax * sizeof(ThreadCache::FreeList);
+
+  static void SetUpNode(ThreadCache* cache,
+                        int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Flush(ThreadCache* cache, int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void DrainIdleNodes(int self) ATTRIBUTE_VISIBILITY_HIDDEN;
+};
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#endif  // NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_

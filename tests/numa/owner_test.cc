@@ -1,0 +1,92 @@
+// OwnerOf over its whole domain: regions of nodes, the parts of windows no
+// region reserved, addresses above the windows, and a layer that is off.
+#include "numa/owner.h"
+
+#include "gtest/gtest.h"
+#include "numa/numa.h"
+#include "numa/numa_testing.h"
+#include "numa/region.h"
+#include "tests/numa/fake_sysfs.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+constexpr uintptr_t kGiB = uintptr_t{1} << 30;
+constexpr uintptr_t kTiB = uintptr_t{1} << 40;
+
+class OwnerTable : public ::testing::Test {
+ protected:
+  void SetUp() override { ClearOwners(); }
+  void TearDown() override { ClearOwners(); }
+};
+
+bool Unplaced(uintptr_t addr) {
+  const Owner o = OwnerOf(addr);
+  return o.kind == MemoryKind::kUnplaced && o.node == 0;
+}
+
+TEST_F(OwnerTable, NothingIsPlacedWhileNoWindowHasAnOwner) {
+  for (uintptr_t addr : {uintptr_t{0}, uintptr_t{4096}, 257 * kGiB, kTiB + kGiB,
+                         63 * kTiB + kGiB, 127 * kTiB, ~uintptr_t{0}}) {
+    EXPECT_TRUE(Unplaced(addr)) << std::hex << addr;
+  }
+}
+
+TEST_F(OwnerTable, AReservedPartIsItsNodesAndNothingAroundIt) {
+  const uintptr_t begin = 3 * kTiB + kGiB;
+  SetOwner(begin, 64 << 20, MemoryKind::kNode, 5);
+  const Owner o = OwnerOf(begin + 4096);
+  EXPECT_EQ(o.kind, MemoryKind::kNode);
+  EXPECT_EQ(o.node, 5);
+  EXPECT_EQ(OwnerOf(begin).node, 5);
+  EXPECT_EQ(OwnerOf(begin + (64 << 20) - 1).node, 5);
+  EXPECT_TRUE(Unplaced(begin - 1)) << "the guard below the region";
+  EXPECT_TRUE(Unplaced(begin + (64 << 20))) << "not reserved yet";
+  EXPECT_TRUE(Unplaced(3 * kTiB)) << "the window's start";
+  EXPECT_TRUE(Unplaced(begin + kTiB)) << "the next window";
+
+  // The region reserves more: the part grows, its start stays.
+  SetOwner(begin + (64 << 20), 128 << 20, MemoryKind::kNode, 5);
+  EXPECT_EQ(OwnerOf(begin + (64 << 20)).node, 5);
+  EXPECT_EQ(OwnerOf(begin + (192 << 20) - 1).node, 5);
+  EXPECT_TRUE(Unplaced(begin + (192 << 20)));
+  EXPECT_EQ(OwnerOf(begin).node, 5);
+}
+
+TEST_F(OwnerTable, AddressesAboveTheWindowsAreUnplaced) {
+  SetOwner(63 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 63);
+  EXPECT_EQ(OwnerOf(63 * kTiB + kGiB).node, 63);
+  EXPECT_TRUE(Unplaced(64 * kTiB + kGiB)) << "no window 64";
+  SetOwner(64 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 1);
+  EXPECT_TRUE(Unplaced(64 * kTiB + kGiB)) << "no window can be set there";
+}
+
+// With the layer on, each node's first reservation is its node's; with the
+// layer off (one node), no address has an owner but node 0 unplaced.
+TEST_F(OwnerTable, TheLayerRecordsEveryNodesRegion) {
+  numa_test::SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "3"}});
+  Init(numa_test::FakeGetenv);
+  ASSERT_TRUE(Active());
+  for (int node = 0; node < 3; ++node) {
+    RegionStats r;
+    ASSERT_TRUE(GetRegionStats(node, &r));
+    EXPECT_EQ(OwnerOf(r.begin).kind, MemoryKind::kNode) << node;
+    EXPECT_EQ(OwnerOf(r.begin).node, node);
+    EXPECT_EQ(OwnerOf(r.begin + r.reserved - 1).node, node);
+    EXPECT_TRUE(Unplaced(r.begin + r.reserved)) << node;
+  }
+  EXPECT_TRUE(Unplaced(4096)) << "below node 0's region: brk, not placed";
+}
+
+TEST_F(OwnerTable, ALayerThatIsOffPlacesNothing) {
+  numa_test::SetFakeEnv({{"TCMALLOC_NUMA", "0"}});
+  Init(numa_test::FakeGetenv);
+  ASSERT_FALSE(Active());
+  EXPECT_TRUE(Unplaced(257 * kGiB));
+  EXPECT_TRUE(Unplaced(kTiB + kGiB));
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc

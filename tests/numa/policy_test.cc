@@ -1,0 +1,82 @@
+// The layer's decisions (numa/policy.h), walked without a heap.
+#include "numa/policy.h"
+
+#include "gtest/gtest.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+TEST(BorrowOrder, PagesFromEveryNodeObjectsOnlyFromCpuNodes) {
+  // Node 0 of 2 CPU nodes (0, 1) and 2 memory-only nodes (2, 3); its
+  // fallback order puts the memory-only node 2 nearest.
+  const uint8_t fallback[] = {2, 1, 3};
+  int out[kMaxNodes];
+  ASSERT_EQ(BorrowOrder(Borrow::kPages, fallback, 3, 2, out), 3);
+  EXPECT_EQ(out[0], 2);
+  EXPECT_EQ(out[1], 1);
+  EXPECT_EQ(out[2], 3);
+  ASSERT_EQ(BorrowOrder(Borrow::kObjects, fallback, 3, 2, out), 1);
+  EXPECT_EQ(out[0], 1) << "small objects never come from a memory-only node";
+  EXPECT_EQ(BorrowOrder(Borrow::kObjects, fallback, 3, 1, out), 0)
+      << "one CPU node: nobody to borrow objects from";
+  EXPECT_EQ(BorrowOrder(Borrow::kPages, fallback, 0, 2, out), 0);
+}
+
+TEST(PagesToUnstrand, OtherNodesKeepAtMostTheBound) {
+  const uint64_t free_bytes[] = {100 << 20, 10 << 20, 8 << 20};
+  // Node 0 grows: nodes 1 and 2 hold 18 MiB, 2 MiB over a 16 MiB bound.
+  EXPECT_EQ(PagesToUnstrand(0, 3, free_bytes, 16 << 20, 13), 256u);
+  // Node 1 grows: its own free pages do not count.
+  EXPECT_EQ(PagesToUnstrand(1, 3, free_bytes, 16 << 20, 13),
+            ((108u << 20) - (16u << 20)) >> 13);
+  EXPECT_EQ(PagesToUnstrand(0, 3, free_bytes, 18 << 20, 13), 0u) << "at bound";
+  EXPECT_EQ(PagesToUnstrand(0, 1, free_bytes, 0, 13), 0u) << "one node";
+  const uint64_t odd[] = {0, 1};
+  EXPECT_EQ(PagesToUnstrand(0, 2, odd, 0, 13), 1u) << "rounds up to a page";
+}
+
+TEST(PlanRetirement, OtherNodesInOrderUntilTheGrowthIsCovered) {
+  const uint64_t released[] = {50, 30, 0, 40};
+  uint64_t out[4];
+  PlanRetirement(2, 4, released, 60, out);
+  EXPECT_EQ(out[0], 50u);
+  EXPECT_EQ(out[1], 10u);
+  EXPECT_EQ(out[2], 0u);
+  EXPECT_EQ(out[3], 0u);
+  PlanRetirement(0, 4, released, 500, out);
+  EXPECT_EQ(out[0], 0u) << "never the growing node itself";
+  EXPECT_EQ(out[1], 30u);
+  EXPECT_EQ(out[3], 40u) << "at most what a node has released";
+  PlanRetirement(1, 4, released, 0, out);
+  for (uint64_t pages : out) EXPECT_EQ(pages, 0u);
+}
+
+TEST(TransferCacheShare, TheNodesTogetherHoldVanillasCap) {
+  for (int cap : {1, 7, 64}) {
+    for (int nodes : {1, 2, 3, 8, 64}) {
+      int sum = 0;
+      for (int node = 0; node < nodes; ++node) {
+        const int share = TransferCacheShare(cap, nodes, node);
+        EXPECT_GE(share, cap / nodes);
+        sum += share;
+      }
+      EXPECT_EQ(sum, cap) << cap << " entries over " << nodes << " nodes";
+    }
+  }
+}
+
+TEST(DecideMigration, FlushOnlyWhatIsSortedByOwner) {
+  EXPECT_EQ(DecideMigration(1, 1, Migration::kFlush, true), OnMigration::kStay);
+  EXPECT_EQ(DecideMigration(0, 1, Migration::kFlush, true),
+            OnMigration::kSwitchAndFlush);
+  EXPECT_EQ(DecideMigration(0, 1, Migration::kDrain, true),
+            OnMigration::kSwitch);
+  EXPECT_EQ(DecideMigration(0, 1, Migration::kFlush, false),
+            OnMigration::kSwitch)
+      << "a node-blind cache has no old node's objects to flush";
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
