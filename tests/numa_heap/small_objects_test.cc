@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -89,7 +90,7 @@ class FakeTwoNodes : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!PinToCpu(0) || !PinToCpu(1)) GTEST_SKIP() << "needs 2 CPUs";
-    ASSERT_EQ(Property("tcmalloc.numa.list_nodes"), 2u);
+    ASSERT_EQ(Property("tcmalloc.numa.cpu_nodes"), 2u);
   }
 };
 
@@ -185,7 +186,7 @@ TEST_F(FakeTwoNodes, MigratedThreadStopsUsingItsOldNodesObjects) {
   FreeAll(on_node1);
 }
 
-// The list nodes split vanilla's per-class transfer-cache cap: for 48-byte
+// The CPU nodes split vanilla's per-class transfer-cache cap: for 48-byte
 // objects (a class no other test here uses) vanilla keeps at most 64 batches
 // of 32, so each of 2 nodes keeps 32 (48 KiB), and the nodes together no
 // more than vanilla's one cache.
@@ -223,6 +224,68 @@ TEST_F(FakeTwoNodes, IdleNodesCachesAreGivenBack) {
   // 32 objects.
   EXPECT_GE(Property("tcmalloc.numa.idle_drained_objects"),
             drained_before + 1024);
+}
+
+int RegionOf(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (int node = 0; node < 2; ++node) {
+    const std::string prefix = "tcmalloc.numa.node" + std::to_string(node);
+    if (a >= Property(prefix + ".region_begin") &&
+        a < Property(prefix + ".region_end")) {
+      return node;
+    }
+  }
+  return -1;
+}
+
+// Node 1's region cannot grow (a page mapped right after what it reserved,
+// as a full window would): once its reservation is used up, its threads'
+// small objects are borrowed from node 0's lists and go back there. A span
+// of node 0 never enters node 1's lists: only borrowed objects that node 1's
+// cache did not hand out pass through its lists, which reroute them to node
+// 0's. Runs last: node 1 stays blocked.
+TEST_F(FakeTwoNodes, ZZ_ANodeThatCannotGrowBorrowsObjectsNotSpans) {
+  if (LocalControl()) GTEST_SKIP() << "owner mode only";
+  const uintptr_t end = Property("tcmalloc.numa.node1.region_begin") +
+                        Property("tcmalloc.numa.node1.region_reserved_bytes");
+  void* wall = mmap(reinterpret_cast<void*>(end), 4096, PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(wall, reinterpret_cast<void*>(end)) << "cannot block node 1";
+  const size_t borrowed = Property("tcmalloc.numa.borrowed_objects");
+  const size_t rerouted = Property("tcmalloc.numa.rerouted_objects");
+  std::vector<void*> objects;
+  OnCpu(1, [&] {
+    // Twice what node 1 reserved, in 1 KiB objects.
+    const size_t n =
+        2 * Property("tcmalloc.numa.node1.region_reserved_bytes") / 1024;
+    for (size_t i = 0; i < n; ++i) {
+      objects.push_back(::operator new(1024));
+      memset(objects.back(), 7, 1024);
+    }
+  });
+  int on_node[2] = {0, 0};
+  for (void* p : objects) {
+    const int node = RegionOf(p);
+    ASSERT_GE(node, 0);
+    ++on_node[node];
+  }
+  EXPECT_GT(on_node[1], 0) << "node 1 served what it had";
+  EXPECT_GT(on_node[0], 0) << "then borrowed node 0's objects";
+  EXPECT_GE(Property("tcmalloc.numa.borrowed_objects") - borrowed,
+            static_cast<size_t>(on_node[0]));
+  EXPECT_GT(Property("tcmalloc.numa.region_failures"), 0u);
+  OnCpu(1, [&] {
+    for (size_t i = 0; i < objects.size(); ++i) {
+      if (i % 2 == 0) {
+        ::operator delete(objects[i], 1024);
+      } else {
+        free(objects[i]);
+      }
+    }
+  });
+  EXPECT_LE(Property("tcmalloc.numa.rerouted_objects") - rerouted,
+            Property("tcmalloc.numa.borrowed_objects") - borrowed)
+      << "only borrowed objects take the detour through node 1's lists";
 }
 
 }  // namespace
