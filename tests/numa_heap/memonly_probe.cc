@@ -8,7 +8,7 @@
 //     does not answer (vanilla answers none); then "stats: <line>" for every
 //     line of GetStats that mentions NUMA (none when the layer is inactive).
 //
-//   memonly_probe fallback --node N [--beyond-mib M] [--no-block]
+//   memonly_probe fallback --node N [--beyond-mib M] [--no-block] [--objects]
 //     Makes node N's heap unable to grow and shows where it grows instead.
 //     Run it pinned to node N's CPUs from exec on (taskset), so that no other
 //     node's heap holds free spans it could take first. It maps a page right
@@ -22,6 +22,11 @@
 //     layer's fallback order should send the blocks beyond the reservation to
 //     the nearest node, memory-only nodes included. --no-block is the
 //     control: every block must then stay in node N's region.
+//     --objects: the same amount in 1 KiB objects (operator new), which
+//     small-object lists serve; prints "in node<K>: <n> objects" per region
+//     and the borrowed_objects count, then frees them all with sized delete
+//     and prints "freed: <n> objects". A node that cannot grow borrows
+//     objects of another node with CPUs: a memory-only node has no lists.
 //
 // Exit status 0, or 2 for usage and setup errors.
 #include <numa.h>
@@ -56,12 +61,12 @@ int Usage() {
   std::fprintf(stderr,
                "usage: memonly_probe props\n"
                "       memonly_probe fallback --node N [--beyond-mib M] "
-               "[--no-block]\n");
+               "[--no-block] [--objects]\n");
   return 2;
 }
 
 int Props() {
-  for (const char* name : {"active", "num_nodes", "list_nodes", "mbind_calls",
+  for (const char* name : {"active", "num_nodes", "cpu_nodes", "mbind_calls",
                            "mbind_failures", "region_failures"}) {
     std::printf("prop %s %s\n", name, Value(region_lab::Numa(name)).c_str());
   }
@@ -99,7 +104,54 @@ int RegionOf(const std::vector<region_lab::Region>& regions, const void* p,
   return -1;
 }
 
-int Fallback(int node, size_t beyond_mib, bool block) {
+// The objects mode of Fallback: `mib` MiB in 1 KiB objects.
+int FallbackObjects(size_t mib) {
+  constexpr size_t kObject = 1024;
+  std::vector<unsigned char*> objects;
+  const size_t n = mib * (kMiB / kObject);
+  for (size_t i = 0; i < n; ++i) {
+    auto* p = static_cast<unsigned char*>(::operator new(kObject));
+    std::memset(p, static_cast<int>(i & 0xff), kObject);
+    objects.push_back(p);
+  }
+  const int max_node = numa_max_node();
+  std::vector<region_lab::Region> regions;
+  for (int r = 0; r <= max_node; ++r)
+    regions.push_back(region_lab::NodeRegion(r));
+  std::map<int, size_t> by_region;  // -1: outside every region
+  for (unsigned char* p : objects) ++by_region[RegionOf(regions, p, kObject)];
+  std::printf("outside: %zu objects\n", by_region[-1]);
+  for (const auto& [r, count] : by_region) {
+    if (r >= 0) std::printf("in node%d: %zu objects\n", r, count);
+  }
+  std::printf("prop borrowed_objects %s\n",
+              Value(region_lab::Numa("borrowed_objects")).c_str());
+  std::printf("prop region_failures %s\n",
+              Value(region_lab::Numa("region_failures")).c_str());
+  // Sized delete files each object under its owner's lists; a second round
+  // reuses what the first freed. Every byte is checked before it goes.
+  size_t bad = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < objects.size(); ++i) {
+      if (objects[i][0] != (i & 0xff) ||
+          objects[i][kObject - 1] != (i & 0xff)) {
+        ++bad;
+      }
+      ::operator delete(objects[i], kObject);
+    }
+    std::fflush(stdout);
+    if (round == 0) {
+      for (size_t i = 0; i < objects.size(); ++i) {
+        objects[i] = static_cast<unsigned char*>(::operator new(kObject));
+        std::memset(objects[i], static_cast<int>(i & 0xff), kObject);
+      }
+    }
+  }
+  std::printf("freed: %zu objects, %zu corrupted\n", objects.size(), bad);
+  return bad == 0 ? 0 : 1;
+}
+
+int Fallback(int node, size_t beyond_mib, bool block, bool objects) {
   if (region_lab::CurrentNode() != node) {
     std::fprintf(stderr,
                  "memonly_probe: running on node %d, not %d: start it with "
@@ -132,6 +184,7 @@ int Fallback(int node, size_t beyond_mib, bool block) {
       node, static_cast<size_t>(own.reserved_bytes.value / kMiB),
       static_cast<size_t>(own.committed_bytes.value / kMiB),
       block ? "next reservation blocked" : "not blocked", mib);
+  if (objects) return FallbackObjects(mib);
 
   std::vector<char*> blocks;
   for (size_t i = 0; i < mib; ++i) {
@@ -200,10 +253,13 @@ int main(int argc, char** argv) {
   int node = -1;
   size_t beyond_mib = 32;
   bool block = true;
+  bool objects = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--no-block") {
       block = false;
+    } else if (a == "--objects") {
+      objects = true;
     } else if (a == "--node" && i + 1 < argc) {
       node = std::atoi(argv[++i]);
     } else if (a == "--beyond-mib" && i + 1 < argc) {
@@ -213,5 +269,5 @@ int main(int argc, char** argv) {
     }
   }
   if (node < 0) return Usage();
-  return Fallback(node, beyond_mib, block);
+  return Fallback(node, beyond_mib, block, objects);
 }
