@@ -51,7 +51,7 @@ CentralFreeList* CentralListsOf(int node) {
 }
 
 bool BatchBelongsTo(int node, void* start, int n) {
-  if (NodesWithCentralLists() == 1 || NodeClasses()) return true;
+  if (!StraysPossible()) return true;
   for (void* object = start; n > 0 && object != nullptr; --n) {
     if (ListNodeOf(object) != node) return false;
     object = SLL_Next(object);

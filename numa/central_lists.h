@@ -5,11 +5,11 @@
 // class (numa/node_class.h): node 0's lists are vanilla's array, the others
 // follow in metadata.
 //
-// An object can still reach another node's list: a thread cache that does
-// not sort by owner (TCMALLOC_NUMA_REMOTE_FREE=local) returns every object to
-// its own node's list. The list sets such strays aside while it holds its
-// lock and hands them to their owner's list after dropping it, so no path
-// holds two list locks.
+// An object can reach another node's list only when thread caches do not
+// sort by owner (TCMALLOC_NUMA_REMOTE_FREE=local: a cache returns every
+// object to its own node's list). The list then sets such strays aside while
+// it holds its lock and hands them to their owner's list after dropping it,
+// so no path holds two list locks; with node classes it need not look.
 //
 // Compiled only inside the patched gperftools tree, as
 // src/numa/central_lists.cc.
@@ -33,8 +33,7 @@ ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
     CentralFreeList* one_node);
 
 // True when every object of the list `start` (N of them) belongs to
-// `node`'s lists; always true when no stray can exist (one set of lists, or
-// thread caches that sort by owner).
+// `node`'s lists; always true when no stray can exist (StraysPossible).
 ATTRIBUTE_VISIBILITY_HIDDEN bool BatchBelongsTo(int node, void* start, int n);
 
 // Every list of `node`, all classes: for the fork handlers and the idle-node

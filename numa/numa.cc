@@ -18,7 +18,7 @@
 namespace tcmalloc {
 namespace numa {
 
-internal::SmallObjects internal::g_small_objects = {1, false};
+internal::SmallObjects internal::g_small_objects = {1, false, false};
 
 namespace {
 
@@ -56,7 +56,7 @@ void Reset() {
   memset(&g_state, 0, sizeof(g_state));
   g_state.policy = BindPolicy::kPreferred;
   g_state.cpu_nodes = 1;
-  internal::g_small_objects = {1, false};
+  internal::g_small_objects = {1, false, false};
 }
 
 // Numbers the usable kernel nodes: CPU nodes first, then memory-only nodes,
@@ -97,7 +97,7 @@ void Activate() {
   const int cpu_nodes = NumberNodes(s.topo, &s);
   s.num_nodes = PopCount(s.topo.usable);
   s.active = true;  // ReserveRegions binds through BindRange
-  if (!ReserveRegions(s.num_nodes, BindToNode)) {
+  if (!ReserveRegions(s.num_nodes, s.kernel_id, BindToNode)) {
     s.active = false;
     s.num_nodes = 0;
     ClearTopology(&s.topo);
@@ -276,11 +276,22 @@ Migration MigrationPolicy() { return g_state.migration; }
 bool FakeTopology() { return g_state.fake; }
 bool StatsAtExit() { return g_state.stats; }
 
+namespace {
+void UpdateStrays() {
+  internal::SmallObjects& s = internal::g_small_objects;
+  s.strays = s.nodes_with_central_lists > 1 && !s.node_classes;
+}
+}  // namespace
+
 void SetNodesWithCentralLists(int n) {
   internal::g_small_objects.nodes_with_central_lists = n;
+  UpdateStrays();
 }
 
-void SetNodeClasses(bool on) { internal::g_small_objects.node_classes = on; }
+void SetNodeClasses(bool on) {
+  internal::g_small_objects.node_classes = on;
+  UpdateStrays();
+}
 
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
 uint64_t MbindFailures() { return LoadCounter(&g_state.counters.failures); }

@@ -99,6 +99,7 @@ namespace internal {
 struct SmallObjects {
   int nodes_with_central_lists;
   bool node_classes;
+  bool strays;  // several sets of lists, and caches that do not sort by owner
 };
 NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 }  // namespace internal
@@ -118,6 +119,13 @@ inline int NodesWithCentralLists() {
 // nodes have lists and TCMALLOC_NUMA_REMOTE_FREE=owner.
 NUMA_TCMALLOC_HIDDEN void SetNodeClasses(bool on);
 inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
+
+// True when an object can reach a central list other than its owner's:
+// there are several sets of lists and thread caches do not sort by owner
+// (TCMALLOC_NUMA_REMOTE_FREE=local), or a thread without a cache frees
+// through the plain class. With node classes every object goes straight to
+// its owner's list, and the lists need not look.
+inline bool StraysPossible() { return internal::g_small_objects.strays; }
 
 // The node whose central lists take `object`: its owner, or 0 when all
 // nodes share one set of lists.

@@ -33,6 +33,7 @@ struct Region {
   // touching one another or committed_end (RegionReturn merges them).
   int num_holes;
   Hole holes[kMaxHoles];
+  int kernel_id;  // the node's, for messages
 };
 
 Region g_regions[kMaxNodes];
@@ -41,10 +42,10 @@ BindFn g_bind;
 uint64_t g_failures;
 bool g_warned;
 
-// "tcmalloc: <what> node <node> (errno <err>)<tail>\n" on stderr, the first
-// time only: a process that keeps hitting a limit says so once. <node> is the
-// layer's index, as in the stats.
-void WarnOnce(const char* what, int node, int err, const char* tail) {
+// "tcmalloc: <what> node <id> (errno <err>)<tail>\n" on stderr, the first
+// time only: a process that keeps hitting a limit says so once. <id> is the
+// kernel's node id, as users know it.
+void WarnOnce(const char* what, int kernel_id, int err, const char* tail) {
   if (g_warned) return;
   g_warned = true;
   char line[256];
@@ -64,7 +65,7 @@ void WarnOnce(const char* what, int node, int err, const char* tail) {
   put("tcmalloc: ");
   put(what);
   put(" node ");
-  put_int(node);
+  put_int(kernel_id);
   put(" (errno ");
   put_int(err);
   put(")");
@@ -187,21 +188,23 @@ size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
   return bytes > room ? room : bytes;
 }
 
-bool ReserveRegions(int nodes, BindFn bind) {
+bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
   g_bind = bind;
   for (int node = 0; node < nodes; ++node) {
     Region* r = &g_regions[node];
+    r->kernel_id = kernel_ids[node];
     if (r->reserved_end > r->begin) {
       SetOwner(r->begin, r->reserved_end - r->begin, MemoryKind::kNode, node);
       continue;
     }
     RegionWindow(node, &r->begin, &r->end);
+    r->kernel_id = kernel_ids[node];
     r->reserved_end = r->committed_end = r->begin;
     r->next_reserve = kFirstReserve;
     const int err = Reserve(r, node, kFirstReserve);
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot reserve the NUMA address region of", node, err,
+      WarnOnce("cannot reserve the NUMA address region of", r->kernel_id, err,
                "; the NUMA layer stays off");
       for (int i = 0; i < kMaxNodes; ++i) Unreserve(&g_regions[i]);
       ClearOwners();
@@ -227,7 +230,8 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
     const int err = Protect(start, size, PROT_READ | PROT_WRITE);
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot commit memory in the NUMA address region of", node, err,
+      WarnOnce("cannot commit memory in the NUMA address region of",
+               r->kernel_id, err,
                "; its heap borrows the nearest nodes' memory");
       return nullptr;
     }
@@ -241,7 +245,7 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
     // only needs more than is left means the node's window is full.
     if (size != 0 && size <= r->end - r->begin) {
       CountFailure();
-      WarnOnce("the NUMA address region is full on", node, ENOMEM,
+      WarnOnce("the NUMA address region is full on", r->kernel_id, ENOMEM,
                "; its heap borrows the nearest nodes' memory");
     }
     return nullptr;
@@ -257,7 +261,7 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
     }
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot extend the NUMA address region of", node, err,
+      WarnOnce("cannot extend the NUMA address region of", r->kernel_id, err,
                "; its heap borrows the nearest nodes' memory");
       return nullptr;
     }
@@ -267,8 +271,8 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
   if (err != 0) {
     // Strict overcommit (vm.overcommit_memory=2) refuses the commit charge.
     CountFailure();
-    WarnOnce("cannot commit memory in the NUMA address region of", node, err,
-             "; its heap borrows the nearest nodes' memory");
+    WarnOnce("cannot commit memory in the NUMA address region of", r->kernel_id,
+             err, "; its heap borrows the nearest nodes' memory");
     return nullptr;
   }
   void* result = reinterpret_cast<void*>(r->committed_end);

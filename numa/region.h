@@ -73,12 +73,12 @@ using BindFn = bool (*)(void* start, size_t len, int node);
 
 // Reserves the first chunk of nodes 0..nodes-1's regions, and every later
 // chunk, bound with `bind`, and records them as their node's memory
-// (SetOwner). Returns false, with one line on stderr, if any cannot be
-// reserved (address space limit, a window already in use, a kernel without
-// room above 1 TiB); nothing stays reserved then, and the layer must stay
-// off. Nodes that already have a region keep it (tests initialise the layer
-// repeatedly).
-bool ReserveRegions(int nodes, BindFn bind);
+// (SetOwner); kernel_ids[n] names node n in messages. Returns false, with one
+// line on stderr, if any cannot be reserved (address space limit, a window
+// already in use, a kernel without room above 1 TiB); nothing stays reserved
+// then, and the layer must stay off. Nodes that already have a region keep it
+// (tests initialise the layer repeatedly).
+bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind);
 
 // True once ReserveRegions succeeded.
 bool RegionsReserved();

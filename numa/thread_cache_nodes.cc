@@ -153,8 +153,7 @@ void* ThreadCacheNodes::BeforeRefill(ThreadCache* cache, uint32_t cl,
   return list->Pop();
 }
 
-int ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl, int n,
-                             void** start, void** end) {
+void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
   int order[kMaxNodes];
   const int count = BorrowFrom(cache->node_, numa::Borrow::kObjects, order);
   // This cache's own lists of other nodes first: no lock, and the objects a
@@ -162,21 +161,19 @@ int ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl, int n,
   for (int i = 0; i < count && NodeClasses(); ++i) {
     if (!NodeInUse(cache->node_lists_in_use_, order[i])) continue;
     ThreadCache::FreeList* list = &cache->node_lists_[NodeClass(order[i], cl)];
-    const int got = list->length() < n ? list->length() : n;
-    if (got == 0) continue;
-    list->PopRange(got, start, end);
-    cache->size_ -= got * Static::sizemap()->ByteSizeForClass(cl);
-    AddToCounter(ListCounter::kBorrowedObjects, got);
-    return got;
+    if (list->empty()) continue;
+    cache->size_ -= Static::sizemap()->ByteSizeForClass(cl);
+    AddToCounter(ListCounter::kBorrowedObjects, 1);
+    return list->Pop();
   }
   for (int i = 0; i < count; ++i) {
-    const int got = CentralListsOf(order[i])[cl].RemoveRange(start, end, n);
-    if (got > 0) {
-      AddToCounter(ListCounter::kBorrowedObjects, got);
-      return got;
+    void *start, *end;
+    if (CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1) == 1) {
+      AddToCounter(ListCounter::kBorrowedObjects, 1);
+      return start;
     }
   }
-  return 0;
+  return nullptr;
 }
 
 bool ThreadCacheNodes::FirstFreeToNode(ThreadCache* cache,

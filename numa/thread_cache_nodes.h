@@ -62,11 +62,14 @@ class ThreadCacheNodes {
   // node classes.
   static void RefreshLocalRange(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // The thread's node has no object of class cl and cannot get one: up to n
-  // objects of another CPU node (Borrow::kObjects, nearest first), from this
-  // cache's lists of that node, else from its central list. Returns how many.
-  static int Borrow(ThreadCache* cache, uint32_t cl, int n, void** start,
-                    void** end) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The thread's node has no object of class cl and cannot get one: one
+  // object of another CPU node (Borrow::kObjects, nearest first), from this
+  // cache's lists of that node, else from its central list; nullptr if none
+  // has one. One at a time: a borrowed object is handed out at once and never
+  // sits in the thread's own lists, so no central list ever receives another
+  // node's object from a cache that sorts by owner.
+  static void* Borrow(ThreadCache* cache,
+                      uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // ListTooLong's first question: was this the first object freed to a node
   // whose lists this cache never set up? Then they are set up now, the
