@@ -4,7 +4,10 @@ left in a directory, prints the table, writes the JSON record (docs/compare.md h
 its schema) and applies the ratio gate.
 
 Exit status: 0; 1 when the gate fails (one line naming the figure) or cannot be
-applied; 2 when the command failed under some allocator (reported loudly)."""
+applied; 2 when the command failed under some allocator (reported loudly).
+
+`report.py medians ...` is the median of the shell parts of tools/compare (the
+benchmark tables, the memory table): the one median of tools/, see medians_main."""
 
 import argparse
 import json
@@ -20,6 +23,47 @@ PROG = "compare"
 BUILTIN = {"wall": ("s", "lower"), "cpu": ("s", "lower"), "rss": ("KiB", "lower")}
 UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 MIB = 1 << 20
+
+
+def median(values):
+    """The median of tools/compare, for every table it prints."""
+    return statistics.median(values)
+
+
+def medians_main(argv):
+    """`report.py medians --keys 1,4,6,2 --values 5[/DIVISOR],... [--format F] [--count]`:
+    reads tab-separated rows on stdin, groups them by the key columns (1-based),
+    and prints one row per group, in the order groups first appear: the keys,
+    then for each value column the median of its numbers (each divided by
+    DIVISOR; "-" is no value, and a group without values gets an empty
+    field), printed with --format or exactly (repr), then with --count the
+    group's number of rows."""
+    p = argparse.ArgumentParser(prog="report.py medians")
+    p.add_argument("--keys", required=True)
+    p.add_argument("--values", required=True)
+    p.add_argument("--format")
+    p.add_argument("--count", action="store_true")
+    args = p.parse_args(argv)
+    keys = [int(k) - 1 for k in args.keys.split(",")]
+    values = [(int(v.split("/")[0]) - 1, float(v.split("/")[1]) if "/" in v else 1.0)
+              for v in args.values.split(",")]
+    groups = {}
+    for line in sys.stdin:
+        cols = line.rstrip("\n").split("\t")
+        g = groups.setdefault(tuple(cols[k] for k in keys), [[] for _ in values] + [0])
+        g[-1] += 1
+        for i, (col, div) in enumerate(values):
+            if cols[col] != "-":
+                g[i].append(float(cols[col]) / div)
+    for key, g in groups.items():
+        cells = list(key)
+        for vals in g[:-1]:
+            m = median(vals) if vals else None
+            cells.append("" if m is None else (args.format % m if args.format else repr(m)))
+        if args.count:
+            cells.append(str(g[-1]))
+        print("\t".join(cells))
+    return 0
 
 
 def say(msg):
@@ -215,7 +259,7 @@ def summarize(allocators, runs, lab_nodes):
         for a in allocators:
             values = [r["figures"][name] for r in runs if r["allocator"] == a["name"] and name in r["figures"]]
             if values:
-                per[a["name"]] = {"median": statistics.median(values), "min": min(values),
+                per[a["name"]] = {"median": median(values), "min": min(values),
                                   "max": max(values), "runs": len(values)}
         base = per.get("vanilla", {}).get("median")
         for a, s in per.items():
@@ -417,4 +461,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["medians"]:
+        sys.exit(medians_main(sys.argv[2:]))
     sys.exit(main())
