@@ -6,7 +6,8 @@
 #    accesses and for the LLC misses; the window holds exactly the probe's
 #    accesses to its buffer, and an empty window counts next to nothing;
 #  - the shortcuts of the plugin (cached translations, the same-line cache
-#    hit) give the model's own answers on every access (verify=on);
+#    hit) give the model's own answers on every access (verify=on), and hot=N
+#    names the instructions that went remote;
 #  - controls that must fail the validation: a wrong page-to-node rule (the
 #    guest-physical layout of QEMU 8.2, not 7.2's) and swapped vCPU nodes;
 #  - bad input: one line, exit 1, for a QEMU without plugin support, a plugin
@@ -36,7 +37,7 @@ total() { window_field "$1" "$2" accesses | awk -F: '{ s = 0; for (i = 1; i <= N
 # The four directions, then an empty window and a busybox command's window.
 bound_script="$bound 0 0; $bound 0 1; $bound 1 1; $bound 1 0; lab-window; lab-window true"
 t0=$SECONDS
-"$numa_vm" -q --nodes 2 --accesses "$tmp/acc.txt" --plugin-arg verify=on --ship "$bound" \
+"$numa_vm" -q --nodes 2 --accesses "$tmp/acc.txt" --plugin-arg verify=on --plugin-arg hot=2 --ship "$bound" \
   -- sh -c "$bound_script" >"$tmp/acc.out" 2>&1 || true
 echo "-- accesses, 2-node guest: $((SECONDS - t0)) s"
 sed 's/^/    /' "$tmp/acc.txt"
@@ -63,6 +64,18 @@ verified() {
   [ "$(grep -c '^verify [0-9]* mismatches=0$' "$tmp/acc.txt")" = 6 ]
 }
 check "accesses: cached translations and the same-line shortcut agree with the model on every access" verified
+# hot=2 names the instructions that went remote: in the remote windows the
+# probe's write loop and read loop (all of the buffer's accesses between
+# them), in the local ones none.
+hot_ok() {
+  local f=$tmp/acc.txt w
+  for w in 1 3; do ! grep -q "^hot $w " "$f" || return 1; done
+  for w in 2 4; do
+    [ "$(awk -v w="$w" '$1 == "hot" && $2 == w { split($NF, kv, "="); s += kv[2] } END { print s + 0 }' "$f")" = "$bound_accesses" ] ||
+      return 1
+  done
+}
+check "accesses: hot=2 names the probe's two loops for every remote access, and nothing when local" hot_ok
 
 # Controls: the validation must fail when the attribution is wrong.
 t0=$SECONDS

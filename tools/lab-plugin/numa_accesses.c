@@ -15,6 +15,8 @@
 //   llc_size=2M llc_ways=16 llc_line=64 llc_repl=lru|plru   the cache model
 //   dump=on            per window, also accesses per 16 MiB of physical
 //                      address (to find the layout of another QEMU)
+//   hot=N              per window, the N user instructions (addresses) that
+//                      made the most remote LLC misses ("hot" lines)
 //   verify=on          also count each access the slow way (no cached
 //                      translation, no shortcut in the cache model) and
 //                      report the accesses where the two disagree
@@ -37,7 +39,8 @@ enum {
   kMaxNodes = 16,
   kMaxVcpus = 256,
   kDumpBuckets = 4096,
-  kTlbEntries = 256
+  kTlbEntries = 256,
+  kHotSlots = 1 << 16
 };
 // x86-64 user space lies below the canonical hole; the kernel above it.
 static const uint64_t kUserTop = 0x0000800000000000ull;
@@ -45,6 +48,11 @@ static const uint64_t kDumpShift = 24;  // 16 MiB buckets
 
 struct range {
   uint64_t begin, end;  // [begin, end) in the API's physical addresses
+};
+
+struct hot_slot {
+  uint64_t pc, accesses, misses;
+  int cpu_node, page_node;
 };
 
 struct tlb_entry {
@@ -62,6 +70,9 @@ static struct {
   struct llc llc[kMaxNodes];  // one per node; only CPU nodes' are used
   bool has_cpus[kMaxNodes];
   bool dump;
+  int hot;  // hot=N: the N instructions with most remote misses
+  struct hot_slot hot_table[kHotSlots];
+  uint64_t hot_dropped;
   bool verify;                   // check the shortcuts (verify=on)
   struct llc shadow[kMaxNodes];  // verify=on: caches without shortcuts
   uint64_t mismatches;           // verify=on: accesses the shortcuts got wrong
@@ -84,6 +95,54 @@ static struct {
   uint64_t buckets[kDumpBuckets];
 } g;
 
+// hot=N: remote accesses and remote misses per (instruction address, vCPU
+// node, page node), in an open-addressing table (what does not fit is counted
+// in hot_dropped), so that a window can name the code that goes remote.
+static void hot_count(uint64_t pc, int cpu_node, int page_node, bool miss) {
+  for (uint64_t
+           i = ((pc ^ (uint64_t)page_node << 56) * 0x9e3779b97f4a7c15ull) >> 48,
+           n = 0;
+       n < kHotSlots; i = (i + 1) % kHotSlots, ++n) {
+    struct hot_slot* h = &g.hot_table[i];
+    if (h->accesses == 0) {
+      h->pc = pc;
+      h->cpu_node = cpu_node;
+      h->page_node = page_node;
+    } else if (h->pc != pc || h->cpu_node != cpu_node ||
+               h->page_node != page_node) {
+      continue;
+    }
+    ++h->accesses;
+    h->misses += miss;
+    return;
+  }
+  ++g.hot_dropped;
+}
+
+static int by_misses(const void* a, const void* b) {
+  const struct hot_slot *x = a, *y = b;
+  if (x->misses != y->misses) return x->misses < y->misses ? 1 : -1;
+  return x->accesses < y->accesses ? 1 : (x->accesses > y->accesses ? -1 : 0);
+}
+
+// "hot W pc=0x... cpu_node=C page_node=P remote_misses=M remote_accesses=A"
+// for the top N.
+static void print_hot(void) {
+  qsort(g.hot_table, kHotSlots, sizeof(g.hot_table[0]), by_misses);
+  for (int i = 0; i < g.hot && g.hot_table[i].accesses != 0; ++i) {
+    const struct hot_slot* h = &g.hot_table[i];
+    fprintf(g.out,
+            "hot %" PRIu64 " pc=0x%" PRIx64
+            " cpu_node=%d page_node=%d"
+            " remote_misses=%" PRIu64 " remote_accesses=%" PRIu64 "\n",
+            g.window, h->pc, h->cpu_node, h->page_node, h->misses, h->accesses);
+  }
+  if (g.hot_dropped) {
+    fprintf(g.out, "hot %" PRIu64 " dropped=%" PRIu64 "\n", g.window,
+            g.hot_dropped);
+  }
+}
+
 static int node_of(uint64_t phys) {
   for (int n = 0; n < g.nodes; ++n) {
     if (phys >= g.node_range[n].begin && phys < g.node_range[n].end) return n;
@@ -95,6 +154,8 @@ static void reset_window(void) {
   memset(g.accesses, 0, sizeof(g.accesses));
   memset(g.misses, 0, sizeof(g.misses));
   memset(g.buckets, 0, sizeof(g.buckets));
+  if (g.hot) memset(g.hot_table, 0, sizeof(g.hot_table));
+  g.hot_dropped = 0;
   g.loads = g.stores = g.kernel = g.io = g.unknown = g.mismatches = 0;
   // Every window starts cold, so that runs do not depend on earlier ones.
   for (int n = 0; n < g.nodes; ++n) {
@@ -125,9 +186,11 @@ static void print_window(void) {
           " loads=%" PRIu64 " stores=%" PRIu64 " kernel=%" PRIu64 " io=%" PRIu64
           " unknown=%" PRIu64 "\n",
           g.loads, g.stores, g.kernel, g.io, g.unknown);
-  if (g.verify)
+  if (g.verify) {
     fprintf(g.out, "verify %" PRIu64 " mismatches=%" PRIu64 "\n", g.window,
             g.mismatches);
+  }
+  if (g.hot) print_hot();
   if (g.dump) {
     for (int b = 0; b < kDumpBuckets; ++b) {
       if (g.buckets[b] == 0) continue;
@@ -229,7 +292,6 @@ static bool translate(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
 
 static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
                       uint64_t vaddr, void* userdata) {
-  (void)userdata;
   if (!g.open) return;
   if (vaddr >= kUserTop) {
     // Kernel data touched while a user instruction was current: the frame an
@@ -262,6 +324,9 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   const bool miss = llc_miss(cpu_node, phys, size, store);
   ++g.accesses[cpu_node][page_node];
   if (miss) ++g.misses[cpu_node][page_node];
+  if (g.hot && page_node != cpu_node) {
+    hot_count((uint64_t)(uintptr_t)userdata, cpu_node, page_node, miss);
+  }
   if (g.verify) {
     // The same access the slow way: the API's translation, and a second set
     // of caches that sees every access.
@@ -305,8 +370,10 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
       qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
                                              QEMU_PLUGIN_CB_NO_REGS, (void*)2);
     }
-    qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS,
-                                     QEMU_PLUGIN_MEM_RW, NULL);
+    // The instruction's address travels with each access, for hot=N.
+    qemu_plugin_register_vcpu_mem_cb(
+        insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+        (void*)(uintptr_t)qemu_plugin_insn_vaddr(insn));
   }
 }
 
@@ -423,6 +490,10 @@ LAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
       }
     } else if (KEY("dump")) {
       g.dump = strcmp(val, "on") == 0;
+    } else if (KEY("hot")) {
+      if (!parse_size(val, &v) || v > 1000)
+        return fail("bad hot (0-1000)", val);
+      g.hot = (int)v;
     } else if (KEY("verify")) {
       g.verify = strcmp(val, "on") == 0;
     } else {
