@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154  # tmp, here and numa_vm are tests/lab/run's
 # The lab's access counts (tools/numa-vm --accesses, tools/lab-plugin), sourced
 # by tests/lab/run after its other checks, with its check/expect_fail and $tmp:
 #  - validation: a buffer bound with mbind to the vCPU's own node reads <= 0.1%
