@@ -16,18 +16,17 @@
 #define LAB_WINDOW_OPEN_DISP 0x6f42414c
 #define LAB_WINDOW_CLOSE_DISP 0x6342414c
 
-#define LAB_WINDOW_STR2(x) #x
-#define LAB_WINDOW_STR(x) LAB_WINDOW_STR2(x)
+// The marker instruction; LAB_WINDOW_MARK expands its argument first, so that
+// the displacement's value, not its name, lands in the instruction. The
+// memory clobber keeps the compiler from moving measured accesses across it.
+#define LAB_WINDOW_ASM(disp)             \
+  __asm__ volatile(                      \
+      ".byte 0x0f, 0x1f, 0x84, 0x00\n\t" \
+      ".long " #disp ::                  \
+          : "memory")
+#define LAB_WINDOW_MARK(disp) LAB_WINDOW_ASM(disp)
 
-// The memory clobber keeps the compiler from moving measured accesses across
-// the marker.
-#define LAB_WINDOW_OPEN()                                                   \
-  __asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0x00\n\t.long " LAB_WINDOW_STR( \
-                       LAB_WINDOW_OPEN_DISP)::                              \
-                       : "memory")
-#define LAB_WINDOW_CLOSE()                                                  \
-  __asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0x00\n\t.long " LAB_WINDOW_STR( \
-                       LAB_WINDOW_CLOSE_DISP)::                             \
-                       : "memory")
+#define LAB_WINDOW_OPEN() LAB_WINDOW_MARK(LAB_WINDOW_OPEN_DISP)
+#define LAB_WINDOW_CLOSE() LAB_WINDOW_MARK(LAB_WINDOW_CLOSE_DISP)
 
 #endif  // TOOLS_LAB_PLUGIN_WINDOW_H_
