@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "benchmarks/locality/window_marks.h"
+
 namespace locality {
 namespace {
 
@@ -55,7 +57,9 @@ Result RunIsolated(const Workload& workload, const Topology& topology,
   if (pid < 0) Die(workload.name, "fork failed");
   if (pid == 0) {
     close(fds[0]);
+    OpenWindow();
     const Result r = workload.run(topology, options);
+    CloseWindow();  // if the workload returned without Done()
     Wire wire = {};
     wire.ran = r.ran;
     std::snprintf(wire.reason, sizeof(wire.reason), "%s", r.reason.c_str());

@@ -14,6 +14,7 @@
 #include "benchmarks/locality/isolate.h"
 #include "benchmarks/locality/report.h"
 #include "benchmarks/locality/topology.h"
+#include "benchmarks/locality/window_marks.h"
 #include "benchmarks/locality/workloads.h"
 
 namespace locality {
@@ -24,14 +25,16 @@ constexpr char kUsage[] =
     "all|small|page]\n"
     "                      [--seed N] [--scale N] [--label NAME] "
     "[--csv|--json]\n"
-    "                      [--list]\n"
+    "                      [--windows] [--list]\n"
     "  --size-class  print only rows of that class: small = blocks <= 256 "
     "KiB,\n"
     "                page = blocks > 256 KiB, all = both together (default: "
     "every row)\n"
     "  --scale N     multiply the work (iterations, rounds) by N (default 1)\n"
     "  --label NAME  allocator name in the output (default: detected from the\n"
-    "                libraries mapped into the process)\n";
+    "                libraries mapped into the process)\n"
+    "  --windows     mark each workload's work as a counting window of the\n"
+    "                lab's access plugin (tools/numa-vm --accesses)\n";
 
 [[noreturn]] void Usage(const char* problem) {
   std::fprintf(stderr, "locality_probe: %s (see --help)\n", problem);
@@ -111,6 +114,8 @@ int Main(int argc, char** argv) {
     } else if (arg == "--label") {
       label = value();
       if (!ValidLabel(label)) Usage("--label wants letters, digits, . _ + -");
+    } else if (arg == "--windows") {
+      EnableWindows(true);
     } else if (arg == "--csv") {
       format = Format::kCsv;
     } else if (arg == "--json") {

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "benchmarks/locality/window_marks.h"
 #include "benchmarks/locality/worker.h"
 
 namespace locality {
@@ -48,6 +49,7 @@ Summary Summarize(const Workers& workers) {
 }
 
 Result Done(const Workers& workers) {
+  CloseWindow();  // the work is done; what follows is the probe's bookkeeping
   Result r;
   r.ran = true;
   r.summary = Summarize(workers);

@@ -68,25 +68,50 @@ check_inputs() {
     [[ $max_ratio =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && [[ $max_ratio =~ [1-9] ]] ||
       die "--max-ratio wants a positive number such as 1.02, got '$max_ratio'"
   fi
-  [ -z "$gate_metric" ] || [ -n "$max_ratio" ] || die "--metric chooses the figure of --max-ratio; give --max-ratio too"
+  if [ -n "$max_value" ]; then
+    [[ $max_value =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] ||
+      die "--max-value wants a number such as 5, got '$max_value'"
+  fi
+  [ -z "$gate_metric" ] || [ -n "$max_ratio$max_value" ] ||
+    die "--metric chooses the figure of --max-ratio or --max-value; give one of them too"
   [ -z "$json_file" ] || [ -d "$(dirname -- "$json_file")" ] || die "--json: directory $(dirname -- "$json_file") does not exist"
   parse_allocators
   if [ -n "$max_ratio" ]; then
     # Ratios are taken against the plain vanilla column, without settings.
     [[ " ${ALLOC_LABEL[*]} " == *" vanilla "* ]] || die "--max-ratio compares against vanilla: add vanilla to --allocators"
-    [[ " ${ALLOC_BASE[*]} " == *" numa "* ]] || die "--max-ratio gates the numa allocators: add numa to --allocators"
+  fi
+  if [ -n "$max_ratio$max_value" ]; then
+    [[ " ${ALLOC_BASE[*]} " == *" numa "* ]] || die "the gate (--max-ratio, --max-value) checks the numa allocators: add numa to --allocators"
   fi
   [ "${#ships[@]}" = 0 ] || [ -n "$lab_nodes" ] || die "--ship is for --lab N (files for the guest)"
+  [ "$accesses" = 0 ] || [ -n "$lab_nodes" ] || die "--accesses counts memory accesses in the NUMA lab: add --lab N"
+  [ -z "$llc_spec" ] || [ "$accesses" = 1 ] || die "--llc sets the cache model of --accesses: add --accesses"
+  case $gate_metric in
+    accesses.*) [ "$accesses" = 1 ] || die "--metric $gate_metric is counted by --accesses: add --lab N --accesses" ;;
+  esac
   if [ -n "$lab_nodes" ]; then
     [[ $lab_nodes =~ ^[0-9]+$ ]] && [ "$lab_nodes" -ge 1 ] && [ "$lab_nodes" -le 16 ] ||
       die "--lab wants 1-16 nodes, got '$lab_nodes'"
-    [ -z "$max_ratio" ] || die "--max-ratio with --lab: timings in the lab's emulated machine say nothing about speed"
+    # Only counts are worth gating on in the lab.
+    [ -z "$max_ratio$max_value" ] || [[ $gate_metric == accesses.* ]] ||
+      die "--max-ratio/--max-value with --lab: timings in the lab's emulated machine say nothing about speed; gate on --metric accesses.remote_share or accesses.llc_remote_share (with --accesses)"
     # The lab's packages (tools/packages.txt, "NUMA lab"): the same checks as tools/numa-vm.
     for a in qemu-system-x86_64 cpio xz cc; do
       command -v "$a" >/dev/null 2>&1 || die "--lab needs '$a' (the lab's Debian packages: run tools/bootstrap)"
     done
     [ -x /bin/busybox ] || die "--lab needs the static busybox (Debian package busybox-static; run tools/bootstrap)"
     for a in "${ships[@]}"; do [ -e "$a" ] || die "--ship: '$a' does not exist"; done
+  fi
+  if [ "$accesses" = 1 ]; then
+    . "$REPO_ROOT/tools/lab-plugin/llc.sh"
+    llc_plugin_args "$llc_spec" >/dev/null
+    # Built (once per source) and checked against this QEMU now, so that a
+    # failure is one line before anything runs.
+    local err reason
+    err=$(mktemp)
+    "$REPO_ROOT/tools/lab-plugin/build" -q >/dev/null 2>"$err" ||
+      { reason=$(sed -n 's/^build: error: //p' "$err" | head -n1); rm -f "$err"; die "${reason:-the lab plugin failed to build}"; }
+    rm -f "$err"
   fi
 }
 
@@ -127,7 +152,10 @@ run_args() {
   # The lab's placement recorder goes after the allocator (glibc: alone).
   [ -z "${PRELOAD_EXTRA:-}" ] || preload=${preload:+$preload:}$PRELOAD_EXTRA
   IFS=$'\t' read -r -a env <<<"${ALLOC_ENV[$i]}"
-  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- "${CMD[@]}")
+  # With --accesses the command runs inside a counting window of the lab's
+  # plugin: lab-window (static, so no allocator is preloaded into it) opens
+  # it, runs the command and closes it.
+  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- ${LAB_WINDOW:+"$LAB_WINDOW"} "${CMD[@]}")
 }
 
 progress_line() { printf '%s: [%d/%d] rep %d/%d %s\n' compare "$1" "$total_runs" "$2" "$reps" "$3"; }
@@ -153,13 +181,20 @@ run_in_lab() {
   cc -O2 -shared -fPIC -o "$helper" "$REPO_ROOT/tools/compare.d/numa_maps_at_exit.c" ||
     die "cannot build tools/compare.d/numa_maps_at_exit.c"
   PRELOAD_EXTRA=$helper
+  local vm_args=(--timeout 1800)
+  if [ "$accesses" = 1 ]; then
+    LAB_WINDOW=lab-window
+    # Counting is about 10x slower than the lab without it (docs/compare.md).
+    vm_args=(--timeout 7200 --accesses "$out/accesses.txt" ${llc_spec:+--llc "$llc_spec"})
+  fi
   {
     echo 'set -u'
     declare -f run_one
     printf 'mkdir -p %q/runs\n' "$guest"
     while IFS=$'\t' read -r k rep prefix i _; do
       run_args "$i" "$guest/$prefix" "COMPARE_NUMA_MAPS=$guest/$prefix.maps"
-      printf 'echo %q >&2\n' "$(progress_line "$k" "$rep" "${ALLOC_LABEL[$i]} (in the guest)")"
+      # Shown as it happens (numa-vm --live-stderr), with the guest's clock.
+      printf 'echo %q"$SECONDS s in the guest)" >&2\n' "$(progress_line "$k" "$rep" "${ALLOC_LABEL[$i]} (")"
       printf '%q ' run_one "${RUN_ARGS[@]}"
       echo '|| true'
     done <"$out/runs.tsv"
@@ -173,13 +208,26 @@ run_in_lab() {
   cmd_path=$(command -v -- "${CMD[0]}")
   [[ $cmd_path == /* ]] || cmd_path=$PWD/$cmd_path
   [ ! -f "$cmd_path" ] || ship_args+=(--ship "$cmd_path")
-  note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm; progress is shown when it stops)"
+  note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm$([ "$accesses" = 0 ] || echo ", counting memory accesses"))"
   vm_out=$out/guest.out
-  "$REPO_ROOT/tools/numa-vm" -q --nodes "$lab_nodes" --mem-per-node 512M --timeout 1800 "${ship_args[@]}" \
-    -- /usr/bin/bash "$script" >"$vm_out" || rc=$?
+  "$REPO_ROOT/tools/numa-vm" -q --live-stderr --nodes "$lab_nodes" --mem-per-node 512M "${vm_args[@]}" \
+    "${ship_args[@]}" -- /usr/bin/bash "$script" >"$vm_out" || rc=$?
   [ "$rc" = 0 ] || die "the lab guest failed (tools/numa-vm status $rc; output: $vm_out)"
   sed -n '/^@@compare-runs-begin$/,/^@@compare-runs-end$/{/^@@/d;p}' "$vm_out" | base64 -d | tar -xf - -C "$out" ||
     die "no run files came back from the guest (output: $vm_out)"
+  [ "$accesses" = 0 ] || split_windows
+}
+
+# split_windows: the plugin's window lines, one per run in the order they ran,
+# into runs/rNNN.accesses beside each run's other files.
+split_windows() {
+  local windows
+  windows=$(grep -c '^window ' "$out/accesses.txt" || true)
+  [ "$windows" = "$total_runs" ] ||
+    die "the access plugin counted $windows windows for $total_runs runs ($out/accesses.txt)"
+  awk -v dir="$out" 'NR == FNR { prefix[NR] = $3; next }
+    $1 == "window" { print > (dir "/" prefix[++w] ".accesses"); close(dir "/" prefix[w] ".accesses") }' \
+    "$out/runs.tsv" "$out/accesses.txt"
 }
 
 cmd_main() {
@@ -205,7 +253,8 @@ cmd_main() {
   python3 "$REPO_ROOT/tools/compare.d/report.py" --dir "$out" --cmd "$cmd_string" \
     --command-line "$command_line" --started "$started" --reps "$reps" \
     ${json_file:+--json "$json_file"} ${max_ratio:+--max-ratio "$max_ratio"} \
-    ${gate_metric:+--metric "$gate_metric"} ${lab_nodes:+--lab "$lab_nodes"} || rc=$?
+    ${gate_metric:+--metric "$gate_metric"} ${lab_nodes:+--lab "$lab_nodes"} \
+    ${max_value:+--max-value "$max_value"} || rc=$?
   note "report: $out/table.md, JSON: ${json_file:-$out/result.json}"
   return "$rc"
 }

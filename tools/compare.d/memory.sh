@@ -57,15 +57,12 @@ memory_run() {
     "$(tail -n 1 "$tmp.rss")" >>"$out/memory_raw.tsv"
 }
 
-# memory_table: the Markdown table from memory_raw.tsv (medians), on stdout.
+# memory_table: the Markdown table from memory_raw.tsv, on stdout. The
+# medians (heap and peak RSS in MiB, per row and allocator) come from
+# report.py, the one median of tools/.
 memory_table() {
-  awk -F'\t' -v limit="$MEMORY_LIMIT" '
-    function median(list,   n, i, j, t, v) {
-      n = split(list, v, " ")
-      if (n == 0) return ""
-      for (i = 2; i <= n; i++) { t = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
-      return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-    }
+  python3 "$REPO_ROOT/tools/compare.d/report.py" medians --keys 1,2,3 --values 5/1048576,6/1024 \
+    <"$out/memory_raw.tsv" | awk -F'\t' -v limit="$MEMORY_LIMIT" '
     function mib(x) { return x == "" ? "-" : sprintf("%.1f", x) }
     function ratio(p, v) {
       if (p == "" || v == "" || v + 0 == 0) return "-"
@@ -74,8 +71,8 @@ memory_table() {
     {
       row = $1 SUBSEP $2
       if (!(row in seen)) { seen[row] = 1; order[++rows] = row }
-      if ($5 != "-") heap[row, $3] = heap[row, $3] " " $5 / 1048576
-      rss[row, $3] = rss[row, $3] " " $6 / 1024
+      heap[row, $3] = $4
+      rss[row, $3] = $5
     }
     END {
       cell[0, 0] = "workload"; cell[0, 1] = "configuration"
@@ -83,8 +80,8 @@ memory_table() {
       cell[0, 5] = "peak RSS MiB, vanilla"; cell[0, 6] = "peak RSS MiB, numa"; cell[0, 7] = "peak RSS numa/vanilla"
       for (r = 1; r <= rows; r++) {
         split(order[r], k, SUBSEP)
-        hv = median(heap[order[r], "vanilla"]); hn = median(heap[order[r], "numa"])
-        rv = median(rss[order[r], "vanilla"]); rn = median(rss[order[r], "numa"])
+        hv = heap[order[r], "vanilla"]; hn = heap[order[r], "numa"]
+        rv = rss[order[r], "vanilla"]; rn = rss[order[r], "numa"]
         cell[r, 0] = k[1]; cell[r, 1] = k[2]
         cell[r, 2] = mib(hv); cell[r, 3] = mib(hn); cell[r, 4] = ratio(hn, hv)
         cell[r, 5] = mib(rv); cell[r, 6] = mib(rn); cell[r, 7] = ratio(rn, rv)
@@ -100,7 +97,7 @@ memory_table() {
           print line
         }
       }
-    }' "$out/memory_raw.tsv"
+    }'
 }
 
 # memory_section: memory.md, the "Memory footprint" section of benchmarks.md.

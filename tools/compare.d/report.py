@@ -4,10 +4,14 @@ left in a directory, prints the table, writes the JSON record (docs/compare.md h
 its schema) and applies the ratio gate.
 
 Exit status: 0; 1 when the gate fails (one line naming the figure) or cannot be
-applied; 2 when the command failed under some allocator (reported loudly)."""
+applied; 2 when the command failed under some allocator (reported loudly).
+
+`report.py medians ...` is the median of the shell parts of tools/compare (the
+benchmark tables, the memory table): the one median of tools/, see medians_main."""
 
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -20,6 +24,47 @@ PROG = "compare"
 BUILTIN = {"wall": ("s", "lower"), "cpu": ("s", "lower"), "rss": ("KiB", "lower")}
 UNIT_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 MIB = 1 << 20
+
+
+def median(values):
+    """The median of tools/compare, for every table it prints."""
+    return statistics.median(values)
+
+
+def medians_main(argv):
+    """`report.py medians --keys 1,4,6,2 --values 5[/DIVISOR],... [--format F] [--count]`:
+    reads tab-separated rows on stdin, groups them by the key columns (1-based),
+    and prints one row per group, in the order groups first appear: the keys,
+    then for each value column the median of its numbers (each divided by
+    DIVISOR; "-" is no value, and a group without values gets an empty
+    field), printed with --format or exactly (repr), then with --count the
+    group's number of rows."""
+    p = argparse.ArgumentParser(prog="report.py medians")
+    p.add_argument("--keys", required=True)
+    p.add_argument("--values", required=True)
+    p.add_argument("--format")
+    p.add_argument("--count", action="store_true")
+    args = p.parse_args(argv)
+    keys = [int(k) - 1 for k in args.keys.split(",")]
+    values = [(int(v.split("/")[0]) - 1, float(v.split("/")[1]) if "/" in v else 1.0)
+              for v in args.values.split(",")]
+    groups = {}
+    for line in sys.stdin:
+        cols = line.rstrip("\n").split("\t")
+        g = groups.setdefault(tuple(cols[k] for k in keys), [[] for _ in values] + [0])
+        g[-1] += 1
+        for i, (col, div) in enumerate(values):
+            if cols[col] != "-":
+                g[i].append(float(cols[col]) / div)
+    for key, g in groups.items():
+        cells = list(key)
+        for vals in g[:-1]:
+            m = median(vals) if vals else None
+            cells.append("" if m is None else (args.format % m if args.format else repr(m)))
+        if args.count:
+            cells.append(str(g[-1]))
+        print("\t".join(cells))
+    return 0
 
 
 def say(msg):
@@ -137,6 +182,36 @@ def parse_placement(text):
     return {"processes": processes, "node_bytes": nodes} if processes else None
 
 
+def parse_accesses(text):
+    """The window line of the lab's access plugin for one run (tools/lab-plugin/numa_accesses.c):
+    "window N accesses=A00:A01:... misses=... loads=L stores=S kernel=K io=I unknown=U",
+    matrices row-major, row = the vCPU's node, column = the page's node. None without one."""
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0] != "window":
+            continue
+        fields = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+        flat = {k: [int(x) for x in fields[k].split(":")] for k in ("accesses", "misses")}
+        n = math.isqrt(len(flat["accesses"]))
+        matrix = {k: [v[i * n:(i + 1) * n] for i in range(n)] for k, v in flat.items()}
+        return {"window": int(words[1]), "nodes": n,
+                "accesses": matrix["accesses"], "llc_misses": matrix["misses"],
+                **{k: int(fields[k]) for k in ("loads", "stores", "kernel", "io", "unknown") if k in fields}}
+    return None
+
+
+def parse_access_model(text):
+    """The plugin's config line: "config nodes=2 vcpus=2 layout=ramblock llc=2097152/16/64/lru"."""
+    for line in text.splitlines():
+        if line.startswith("config "):
+            fields = dict(w.split("=", 1) for w in line.split()[1:] if "=" in w)
+            size, ways, line_bytes, repl = fields["llc"].split("/")
+            return {"layout": fields.get("layout"),
+                    "llc": {"size_bytes": int(size), "ways": int(ways), "line_bytes": int(line_bytes),
+                            "replacement": {"lru": "LRU", "plru": "tree-PLRU"}.get(repl, repl)}}
+    return None
+
+
 def load_runs(d, warn):
     allocators = []
     for line in read(os.path.join(d, "allocators.tsv")).splitlines():
@@ -156,6 +231,7 @@ def load_runs(d, warn):
             "metric_info": {k: v[1:] for k, v in metrics.items()},
             "numa_stats": parse_numa_stats(read(path + ".err")),
             "placement": parse_placement(read(path + ".maps")),
+            "accesses": parse_accesses(read(path + ".accesses")),
             "stdout": path + ".out", "stderr": path + ".err",
         })
     return allocators, runs
@@ -184,6 +260,34 @@ def info_figures(run, lab_nodes):
     return out
 
 
+def share(matrix):
+    """% of a node-by-node matrix off its diagonal (None when it is all zero)."""
+    total = sum(map(sum, matrix))
+    remote = total - sum(matrix[i][i] for i in range(len(matrix)))
+    return 100.0 * remote / total if total else None
+
+
+# Figures counted by the lab's access plugin: name -> (unit, what it is).
+ACCESS_FIGURES = {
+    "accesses.remote_share": ("%", "of the accesses, on another node's memory"),
+    "accesses.llc_remote_share": ("%", "of the LLC misses, to another node's memory"),
+    "accesses.count": ("accesses", "user-space loads and stores in the window"),
+    "accesses.llc_misses": ("misses", "of them missing the node's modelled LLC"),
+}
+
+
+def access_figures(run):
+    """Per-run figures from the plugin's counts: all lower-is-better measures."""
+    a = run["accesses"]
+    if not a:
+        return {}
+    values = {"accesses.remote_share": share(a["accesses"]),
+              "accesses.llc_remote_share": share(a["llc_misses"]),
+              "accesses.count": sum(map(sum, a["accesses"])),
+              "accesses.llc_misses": sum(map(sum, a["llc_misses"]))}
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def ratio(value, base, better):
     """Oriented so that above 1 is worse than vanilla, whatever the direction."""
     if value is None or base is None:
@@ -201,6 +305,13 @@ def summarize(allocators, runs, lab_nodes):
     for run in runs:
         for name, (unit, better) in run.pop("metric_info").items():
             catalogue.setdefault(name, {"unit": unit, "better": better, "kind": "measure", "source": "METRIC"})
+    # Counted, not timed: these are what the lab can gate on.
+    for run in runs:
+        for name, value in access_figures(run).items():
+            run["figures"][name] = value
+    for name, (unit, _) in ACCESS_FIGURES.items():
+        if any(name in r["figures"] for r in runs):
+            catalogue[name] = {"unit": unit, "better": "lower", "kind": "measure", "source": "accesses"}
     info = {}
     for run in runs:
         for name, (value, unit) in info_figures(run, lab_nodes).items():
@@ -215,8 +326,9 @@ def summarize(allocators, runs, lab_nodes):
         for a in allocators:
             values = [r["figures"][name] for r in runs if r["allocator"] == a["name"] and name in r["figures"]]
             if values:
-                per[a["name"]] = {"median": statistics.median(values), "min": min(values),
-                                  "max": max(values), "runs": len(values)}
+                per[a["name"]] = {"median": median(values), "min": min(values),
+                                  "max": max(values), "spread": max(values) - min(values),
+                                  "runs": len(values)}
         base = per.get("vanilla", {}).get("median")
         for a, s in per.items():
             s["ratio"] = ratio(s["median"], base, meta["better"]) if meta["kind"] == "measure" and a != "vanilla" else None
@@ -260,6 +372,32 @@ def layer_state(allocator, runs):
     return f"on ({nodes} nodes)" if active == sum(s["processes"] for s in stats) else "on in some processes"
 
 
+def access_matrix(allocators, runs):
+    """Accesses and LLC misses by (vCPU's node, page's node), medians over each
+    allocator's runs; rows for the nodes whose vCPUs accessed anything."""
+    n = max(r["accesses"]["nodes"] for r in runs if r["accesses"])
+    rows = [["allocator", "vCPU node"] + [f"accesses: node {j}" for j in range(n)] +
+            [f"LLC misses: node {j}" for j in range(n)]]
+    for a in allocators:
+        mine = [r["accesses"] for r in runs if r["allocator"] == a["name"] and r["accesses"]]
+        if not mine:
+            continue
+        for i in range(n):
+            if not any(sum(m["accesses"][i]) for m in mine):
+                continue
+            cells = [fmt(median([m[k][i][j] for m in mine]))
+                     for k in ("accesses", "llc_misses") for j in range(n)]
+            rows.append([a["name"], str(i)] + cells)
+    widths = [max(3, *(len(r[j]) for r in rows)) for j in range(len(rows[0]))]
+    lines = ["Accesses by node: medians of the runs; row = the node of the vCPU that made "
+             "them, column = the node of the memory they touched (off the diagonal = remote).", ""]
+    for i, r in enumerate(rows):
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        if i == 0:
+            lines.append("| " + " | ".join("-" * w for w in widths) + " |")
+    return "\n".join(lines)
+
+
 def table(allocators, runs, summary):
     names = [a["name"] for a in allocators]
     rows = [["figure", "unit", "better"] + names]
@@ -287,15 +425,18 @@ def table(allocators, runs, summary):
 
 
 def gate(args, catalogue, summary, allocators):
-    """None when no gate was asked for, else its record; prints one line."""
-    if args.max_ratio is None:
+    """None when no gate was asked for, else its record; prints one line per bound:
+    --max-ratio (the numa allocators' median against vanilla's, oriented so that
+    above 1 is worse) and --max-value (their median itself, at most V)."""
+    if args.max_ratio is None and args.max_value is None:
         return None
     name = args.metric or "wall"
     meta = catalogue.get(name)
+    bounds = {"max_ratio": args.max_ratio, "max_value": args.max_value}
     if meta is None or meta["kind"] != "measure":
         known = " ".join(n for n, m in catalogue.items() if m["kind"] == "measure")
         say(f"gate: no figure '{name}' to gate on (figures: {known})")
-        return {"metric": name, "max_ratio": args.max_ratio, "passed": False, "error": "unknown figure", "checked": []}
+        return {"metric": name, **bounds, "passed": False, "error": "unknown figure", "checked": []}
     per = next(s for s in summary if s["figure"] == name)["allocators"]
     checked = []
     for a in allocators:
@@ -303,26 +444,56 @@ def gate(args, catalogue, summary, allocators):
             continue
         s = per.get(a["name"])
         r = s["ratio"] if s else None
-        checked.append({"allocator": a["name"], "ratio": r,
-                        "passed": r is not None and r <= args.max_ratio})
-    record = {"metric": name, "better": meta["better"], "max_ratio": args.max_ratio,
+        v = s["median"] if s else None
+        ok = True
+        if args.max_ratio is not None:
+            ok = ok and r is not None and r <= args.max_ratio
+        if args.max_value is not None:
+            ok = ok and v is not None and v <= args.max_value
+        checked.append({"allocator": a["name"], "ratio": r, "value": v, "passed": ok})
+    record = {"metric": name, "better": meta["better"], **bounds,
               "passed": bool(checked) and all(c["passed"] for c in checked), "checked": checked}
-    worst = max(checked, key=lambda c: float("inf") if c["ratio"] is None else c["ratio"], default=None)
-    if worst is None:
-        say(f"gate: no numa allocator ran, nothing to check against {args.max_ratio}")
+    if not checked:
+        say(f"gate: no numa allocator ran, nothing to check against {args.max_ratio or args.max_value}")
         return record
+    if args.max_ratio is not None:
+        ratio_line(name, meta, per, checked, args.max_ratio)
+    if args.max_value is not None:
+        value_line(name, meta, checked, args.max_value)
+    return record
+
+
+def ratio_line(name, meta, per, checked, bound):
+    """The --max-ratio verdict, naming the figure and the worst numa allocator."""
+    def bad(c):
+        return c["ratio"] is None or c["ratio"] > bound
+    worst = max(checked, key=lambda c: float("inf") if c["ratio"] is None else c["ratio"])
     base = per.get("vanilla", {}).get("median")
     mine = per.get(worst["allocator"], {}).get("median")
     how = "numa/vanilla" if meta["better"] == "lower" else "vanilla/numa, higher is better"
     detail = (f"{name} median ratio {how}: {worst['ratio']:.3f}" if worst["ratio"] is not None
               else f"{name}: no value under {worst['allocator']}")
     detail += f" ({worst['allocator']} {fmt(mine)}, vanilla {fmt(base)} {meta['unit']})".replace(" )", ")")
-    others = sum(1 for c in checked if not c["passed"]) - 1
-    if record["passed"]:
-        say(f"gate passed: {detail} <= {args.max_ratio:g}")
+    others = sum(1 for c in checked if bad(c)) - 1
+    if not bad(worst):
+        say(f"gate passed: {detail} <= {bound:g}")
     else:
-        say(f"gate FAILED: {detail} > {args.max_ratio:g}" + (f" (and {others} more allocator(s))" if others > 0 else ""))
-    return record
+        say(f"gate FAILED: {detail} > {bound:g}" + (f" (and {others} more allocator(s))" if others > 0 else ""))
+
+
+def value_line(name, meta, checked, bound):
+    """The --max-value verdict: the numa allocators' median itself against the bound."""
+    def bad(c):
+        return c["value"] is None or c["value"] > bound
+    worst = max(checked, key=lambda c: float("inf") if c["value"] is None else c["value"])
+    unit = f" {meta['unit']}" if meta["unit"] else ""
+    detail = (f"{name} median under {worst['allocator']}: {fmt(worst['value'])}{unit}"
+              if worst["value"] is not None else f"{name}: no value under {worst['allocator']}")
+    others = sum(1 for c in checked if bad(c)) - 1
+    if not bad(worst):
+        say(f"gate passed: {detail} <= {bound:g}{unit}")
+    else:
+        say(f"gate FAILED: {detail} > {bound:g}{unit}" + (f" (and {others} more allocator(s))" if others > 0 else ""))
 
 
 def failures(allocators, runs):
@@ -354,6 +525,7 @@ def main():
     p.add_argument("--max-ratio", type=float)
     p.add_argument("--metric")
     p.add_argument("--lab", type=int)
+    p.add_argument("--max-value", type=float)
     args = p.parse_args()
 
     warned = set()
@@ -376,9 +548,22 @@ def main():
         legend.append(f"Run in a {args.lab}-node guest of the NUMA lab: timings (wall, cpu, METRIC) are "
                       "NOT meaningful for speed (emulated memory has no remote latency); placement is. "
                       "placement.*: anonymous pages mapped per node at exit (/proc/self/numa_maps).")
-    print(text + "\n".join(legend))
+    model = parse_access_model(read(os.path.join(args.dir, "accesses.txt")))
+    if model and any(r["accesses"] for r in runs):
+        llc = model["llc"]
+        legend.append("accesses.*: every user-space load and store of the command (the lab's TCG plugin, "
+                      "tools/lab-plugin), attributed to (node of the vCPU, node of the page); "
+                      "remote_share = % on another node's memory. llc_*: the same for the accesses that "
+                      f"miss a modelled last-level cache per node ({llc['size_bytes'] / MIB:g} MiB, "
+                      f"{llc['ways']}-way, {llc['line_bytes']} B lines, {llc['replacement']}), "
+                      "which is what crosses the interconnect. [min-max] is the spread over the runs: "
+                      "threads the guest's scheduler places differently move it (docs/compare.md).")
+        text += "\n".join(legend) + "\n\n" + access_matrix(allocators, runs)
+    else:
+        text += "\n".join(legend)
+    print(text)
     with open(os.path.join(args.dir, "table.md"), "w") as f:
-        f.write(text + "\n".join(legend) + "\n")
+        f.write(text + "\n")
 
     failed = failures(allocators, runs)
     gate_record = gate(args, catalogue, summary, allocators)
@@ -388,7 +573,8 @@ def main():
         "command_line": args.command_line,
         "started": args.started,
         "reps": args.reps,
-        "lab": {"nodes": args.lab, "timings_meaningful": False} if args.lab else None,
+        "lab": {"nodes": args.lab, "timings_meaningful": False,
+                "accesses": model} if args.lab else None,
         "allocators": allocators,
         "figures": catalogue,
         "runs": runs,
@@ -407,8 +593,10 @@ def main():
         return x
     body = json.dumps(clean(record), indent=2) + "\n"
     for path in filter(None, [os.path.join(args.dir, "result.json"), args.json]):
-        with open(path, "w") as f:
+        # Whole or not at all: a reader never sees half a record.
+        with open(path + ".tmp", "w") as f:
             f.write(body)
+        os.replace(path + ".tmp", path)
     if failed:
         return 2
     if gate_record is not None and not gate_record["passed"]:
@@ -417,4 +605,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["medians"]:
+        sys.exit(medians_main(sys.argv[2:]))
     sys.exit(main())
