@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "numa/numa.h"
+#include "numa/nodes.h"
 
 namespace tcmalloc {
 namespace numa {
