@@ -160,7 +160,7 @@ int Main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const Workload* w : chosen) {
     std::fprintf(stderr, "locality_probe: %s\n", w->name);
-    const Result r = RunIsolated(*w, topology, options);
+    const Result r = RunIsolated(*w, options);
     const Tally* by_class = r.summary.by_class;
     const struct {
       const char* name;
@@ -184,4 +184,9 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace locality
 
-int main(int argc, char** argv) { return locality::Main(argc, argv); }
+int main(int argc, char** argv) {
+  if (locality::IsIsolatedChild(argc, argv)) {
+    return locality::RunIsolatedChild(argc, argv);
+  }
+  return locality::Main(argc, argv);
+}

@@ -11,6 +11,7 @@ bool open = false;
 }  // namespace
 
 void EnableWindows(bool on) { enabled = on; }
+bool WindowsEnabled() { return enabled; }
 
 void OpenWindow() {
   if (!enabled || open) return;

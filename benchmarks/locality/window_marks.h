@@ -10,6 +10,7 @@ namespace locality {
 
 // Off by default: an unexpected close would end a window someone else opened.
 void EnableWindows(bool on);
+bool WindowsEnabled();
 // Both do nothing unless enabled; a close without an open does nothing.
 void OpenWindow();
 void CloseWindow();
