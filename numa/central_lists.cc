@@ -73,7 +73,7 @@ void CentralFreeList::ReturnStrays() {
         object, object, 1);
     ++count;
   }
-  numa::AddToCounter(numa::ListCounter::kReroutedObjects, count);
+  numa::AddToCounter(numa::Counter::kReroutedObjects, count);
   lock_.Lock();
 }
 

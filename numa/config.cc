@@ -58,11 +58,11 @@ Mode ParseMode(const char* v) {
 }
 
 BindPolicy ParsePolicy(const char* v) {
-  if (v == nullptr || StrEq(v, "preferred")) return BindPolicy::kPreferred;
+  if (v == nullptr || StrEq(v, "local")) return BindPolicy::kLocal;
+  if (StrEq(v, "preferred")) return BindPolicy::kPreferred;
   if (StrEq(v, "bind")) return BindPolicy::kBind;
-  if (StrEq(v, "local")) return BindPolicy::kLocal;
-  Warn("TCMALLOC_NUMA_POLICY", v, "preferred|bind|local", "preferred");
-  return BindPolicy::kPreferred;
+  Warn("TCMALLOC_NUMA_POLICY", v, "local|preferred|bind", "local");
+  return BindPolicy::kLocal;
 }
 
 int ParseFakeNodes(const char* v) {

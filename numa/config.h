@@ -12,13 +12,15 @@
 namespace tcmalloc {
 namespace numa {
 
-// How fresh memory is bound to its heap's node (TCMALLOC_NUMA_POLICY).
+// How a node's fresh memory is placed (TCMALLOC_NUMA_POLICY).
 enum class BindPolicy : uint8_t {
+  kLocal,      // a CPU node's memory is bound to nothing: a page lands on the
+               // node that first writes it (inside the task's policy); a
+               // memory-only node's is bound as kPreferred. The default.
   kPreferred,  // the node first, then the kernel falls back (inside a
                // membind set, nearest first); never OOM-kills before the
                // set is full.
   kBind,       // MPOL_BIND to the node: the kernel OOM-kills rather than spill.
-  kLocal,      // no mbind at all; first touch (and the task policy) decides.
 };
 
 // Where a small object freed by a thread on another node goes
@@ -58,7 +60,7 @@ inline constexpr uint32_t kMaxStrandedMbLimit = uint32_t{1} << 20;  // 1 TiB
 
 // The configuration when no knob is set.
 inline constexpr Config kDefaultConfig = {
-    Mode::kAuto,       BindPolicy::kPreferred, 0, false, RemoteFree::kOwner,
+    Mode::kAuto,       BindPolicy::kLocal,   0, false, RemoteFree::kOwner,
     Migration::kFlush, kDefaultMaxStrandedMb};
 
 using GetenvFn = const char* (*)(const char*);
@@ -67,7 +69,7 @@ using GetenvFn = const char* (*)(const char*);
 // knob takes its default silently; any other unknown value takes its default
 // and writes exactly one warning line to stderr (fd 2), e.g.
 //   tcmalloc: ignoring TCMALLOC_NUMA_POLICY=foo (expected
-//   preferred|bind|local); using preferred
+//   local|preferred|bind); using local
 // With TCMALLOC_NUMA=0 the other knobs are not read at all (vanilla).
 Config ParseConfig(GetenvFn getenv_fn);
 

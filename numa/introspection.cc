@@ -59,18 +59,19 @@ size_t CentralFreeBytes(int node) {
 
 struct CounterName {
   const char* name;
-  ListCounter counter;
+  Counter counter;
 };
 constexpr CounterName kCounters[] = {
-    {"remote_free_objects", ListCounter::kRemoteFreeObjects},
-    {"thread_migrations", ListCounter::kThreadMigrations},
-    {"migration_flushed_objects", ListCounter::kFlushedObjects},
-    {"rerouted_objects", ListCounter::kReroutedObjects},
-    {"idle_drained_objects", ListCounter::kIdleDrainedObjects},
-    {"borrowed_objects", ListCounter::kBorrowedObjects},
+    {"remote_free_objects", Counter::kRemoteFreeObjects},
+    {"thread_migrations", Counter::kThreadMigrations},
+    {"migration_flushed_objects", Counter::kFlushedObjects},
+    {"rerouted_objects", Counter::kReroutedObjects},
+    {"idle_drained_objects", Counter::kIdleDrainedObjects},
+    {"borrowed_objects", Counter::kBorrowedObjects},
+    {"released_for_reuse", Counter::kReleasedForReuse},
 };
 
-unsigned long long Counter(ListCounter c) {
+unsigned long long CountOf(Counter c) {
   return static_cast<unsigned long long>(CounterValue(c));
 }
 
@@ -174,15 +175,16 @@ void DumpNumaStats(TCMalloc_Printer* out) {
   out->printf("------------------------------------------------\n");
   out->printf(
       "NUMA: %d nodes; policy %s%s; %llu mbind calls, %llu failed; "
-      "%llu region failures\n",
+      "%llu region failures; %llu large blocks released for reuse\n",
       NumNodes(),
-      Policy() == BindPolicy::kBind    ? "bind"
-      : Policy() == BindPolicy::kLocal ? "local"
-                                       : "preferred",
+      Policy() == BindPolicy::kBind        ? "bind"
+      : Policy() == BindPolicy::kPreferred ? "preferred"
+                                           : "local",
       FakeTopology() ? " (fake topology)" : "",
       static_cast<unsigned long long>(MbindCalls()),
       static_cast<unsigned long long>(MbindFailures()),
-      static_cast<unsigned long long>(RegionFailures()));
+      static_cast<unsigned long long>(RegionFailures()),
+      CountOf(Counter::kReleasedForReuse));
   out->printf(
       "NUMA small objects: %d CPU nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "
@@ -190,11 +192,9 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       NodesWithCentralLists(),
       RemoteFreePolicy() == RemoteFree::kLocal ? "local" : "owner",
       MigrationPolicy() == Migration::kDrain ? "drain" : "flush",
-      Counter(ListCounter::kRemoteFreeObjects),
-      Counter(ListCounter::kThreadMigrations),
-      Counter(ListCounter::kFlushedObjects),
-      Counter(ListCounter::kReroutedObjects),
-      Counter(ListCounter::kBorrowedObjects));
+      CountOf(Counter::kRemoteFreeObjects), CountOf(Counter::kThreadMigrations),
+      CountOf(Counter::kFlushedObjects), CountOf(Counter::kReroutedObjects),
+      CountOf(Counter::kBorrowedObjects));
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;

@@ -15,6 +15,7 @@
 #include "numa/numa.cc"
 #include "numa/owner.cc"
 #include "numa/parse.cc"
+#include "numa/placement.cc"
 #include "numa/policy.cc"
 #include "numa/region.cc"
 #include "numa/syscall.cc"

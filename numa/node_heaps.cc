@@ -13,6 +13,7 @@
 #include "base/static_storage.h"
 #include "internal_logging.h"
 #include "numa/numa.h"
+#include "numa/placement.h"
 #include "static_vars.h"
 #include "system-alloc.h"
 
@@ -153,6 +154,25 @@ PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
       OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift).node);
   ASSERT(owner != nullptr);
   return owner;
+}
+
+bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
+  // Small-object spans serve their own node's threads; only large blocks are
+  // handed whole to a program that may write them from anywhere. A bound
+  // node's pages are on it whoever wrote them.
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  if (heap->numa_node_ < 0 || span->sizeclass != 0 ||
+      bytes < kMinReuseCheckBytes || !FirstTouchNode(heap->numa_node_)) {
+    return false;
+  }
+  PageSample sample;
+  if (!SamplePages(static_cast<uintptr_t>(span->start) << kPageShift, bytes,
+                   KernelId(heap->numa_node_), &sample) ||
+      !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
+    return false;
+  }
+  AddToCounter(Counter::kReleasedForReuse, 1);
+  return true;
 }
 
 // Gives released span s of heap back to its node's region and forgets it.

@@ -54,6 +54,17 @@ class NodeHeaps {
   static PageHeap* OwnerHeap(PageHeap* heap,
                              const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
 
+  // True when `span`, a large block coming back to its owner `heap`, should
+  // be released (decommitted) before it serves again. Fresh memory is placed
+  // where it is first written, so a block's pages lie where its writers ran,
+  // not always on `heap`'s node; a sample of them (one move_pages call) finds
+  // how many lie elsewhere (policy.h, TooManyPagesElsewhere). Released, the
+  // block's next writer on this node faults its pages in here. Only blocks of
+  // kMinReuseCheckBytes or more, of nodes left to first touch
+  // (FirstTouchNode), are checked.
+  static bool ReleaseBeforeReuse(const PageHeap* heap,
+                                 const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
+
   // Before `heap`'s resident memory grows by `pages` (growth = true: its
   // heap grows; false: it recommits released pages): the other nodes release
   // their free pages beyond TCMALLOC_NUMA_MAX_STRANDED_MB (PagesToUnstrand),

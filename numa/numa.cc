@@ -34,7 +34,10 @@ struct State {
   uint64_t max_stranded_bytes;
   int num_nodes;
   int cpu_nodes;  // with small-object lists (NumCpuNodes)
-  uint64_t list_counters[static_cast<int>(ListCounter::kNumCounters)];
+  // Nodes whose fresh memory `local` leaves to first touch: CPU nodes that
+  // serve only their own CPUs.
+  uint64_t first_touch_nodes;
+  uint64_t counters_by_kind[static_cast<int>(Counter::kNumCounters)];
   BindCounters counters;
   // Decided at Init; BindRange hands them to DecideBinding. `caps` may lose
   // home_node later if the kernel refuses it (ApplyBinding).
@@ -54,7 +57,7 @@ State g_state;
 
 void Reset() {
   memset(&g_state, 0, sizeof(g_state));
-  g_state.policy = BindPolicy::kPreferred;
+  g_state.policy = BindPolicy::kLocal;
   g_state.cpu_nodes = 1;
   internal::g_small_objects = {1, false, false};
 }
@@ -96,6 +99,11 @@ void Activate() {
   State& s = g_state;
   const int cpu_nodes = NumberNodes(s.topo, &s);
   s.num_nodes = PopCount(s.topo.usable);
+  for (int node = 0; node < cpu_nodes; ++node) {
+    if (!((s.topo.proxies >> s.kernel_id[node]) & 1)) {
+      s.first_touch_nodes |= uint64_t{1} << node;
+    }
+  }
   s.active = true;  // ReserveRegions binds through BindRange
   if (!ReserveRegions(s.num_nodes, s.kernel_id, BindToNode)) {
     s.active = false;
@@ -133,7 +141,8 @@ void RecordTaskPolicy(const KernelView& view, BindPolicy policy) {
   s.task = TaskPolicy{view.policy, view.policy_nodes};
   if (view.policy != MPOL_BIND) return;
   s.task.nodes &= s.topo.usable;
-  if (policy != BindPolicy::kPreferred || PopCount(s.task.nodes) < 2) return;
+  // `local` binds memory-only nodes as `preferred` does.
+  if (policy == BindPolicy::kBind || PopCount(s.task.nodes) < 2) return;
   s.caps.home_node = view.from_kernel
                          ? ProbeHomeNode(__builtin_ctzll(s.task.nodes))
                          : view.home_node;
@@ -243,7 +252,19 @@ int BorrowFrom(int node, Borrow what, int out[kMaxNodes]) {
 }
 
 bool BindRange(void* start, size_t len, int node) {
-  if (!g_state.active || g_state.policy == BindPolicy::kLocal) return true;
+  if (!g_state.active) return true;
+  BindPolicy policy = g_state.policy;
+  if (policy == BindPolicy::kLocal) {
+    // First-touch placement: a CPU node's memory lands where it is first
+    // written. Nobody runs on a memory-only node to write its memory first,
+    // and the writers a proxy serves for an unusable node (numactl
+    // --membind) run elsewhere: those are bound as `preferred` binds.
+    if (node >= 0 && node < kMaxNodes &&
+        ((g_state.first_touch_nodes >> node) & 1)) {
+      return true;
+    }
+    policy = BindPolicy::kPreferred;
+  }
   if (g_state.fake) {
     // Fake nodes do not exist in the kernel: never bind to them.
     BumpCounter(&g_state.counters.skipped);
@@ -253,8 +274,7 @@ bool BindRange(void* start, size_t len, int node) {
   // counted like any refusal.
   const int kernel_id =
       node >= 0 && node < g_state.num_nodes ? g_state.kernel_id[node] : -1;
-  const Binding b =
-      DecideBinding(g_state.task, g_state.policy, kernel_id, LoadCaps());
+  const Binding b = DecideBinding(g_state.task, policy, kernel_id, LoadCaps());
   return ApplyBinding(start, len, b, &g_state.caps, &g_state.counters);
 }
 
@@ -274,6 +294,11 @@ BindPolicy Policy() { return g_state.policy; }
 RemoteFree RemoteFreePolicy() { return g_state.remote_free; }
 Migration MigrationPolicy() { return g_state.migration; }
 bool FakeTopology() { return g_state.fake; }
+bool FirstTouchNode(int node) {
+  return g_state.active && !g_state.fake &&
+         g_state.policy == BindPolicy::kLocal && node >= 0 &&
+         node < kMaxNodes && ((g_state.first_touch_nodes >> node) & 1);
+}
 bool StatsAtExit() { return g_state.stats; }
 
 namespace {
@@ -300,13 +325,13 @@ int MbindLastErrno() {
   return __atomic_load_n(&g_state.counters.last_errno, __ATOMIC_RELAXED);
 }
 
-void AddToCounter(ListCounter c, uint64_t n) {
-  __atomic_fetch_add(&g_state.list_counters[static_cast<int>(c)], n,
+void AddToCounter(Counter c, uint64_t n) {
+  __atomic_fetch_add(&g_state.counters_by_kind[static_cast<int>(c)], n,
                      __ATOMIC_RELAXED);
 }
 
-uint64_t CounterValue(ListCounter c) {
-  return __atomic_load_n(&g_state.list_counters[static_cast<int>(c)],
+uint64_t CounterValue(Counter c) {
+  return __atomic_load_n(&g_state.counters_by_kind[static_cast<int>(c)],
                          __ATOMIC_RELAXED);
 }
 

@@ -69,8 +69,13 @@ NUMA_TCMALLOC_HIDDEN int BorrowFrom(int node, Borrow what, int out[kMaxNodes]);
 // task's membind set (DecideBinding, numa/mempolicy.h), before the first
 // touch; a PROT_NONE reservation made usable later is fine. Returns false if
 // the kernel refused (counted, never fatal). No-op returning true when off,
-// with TCMALLOC_NUMA_POLICY=local, or with a fake topology.
+// for a node left to first touch (FirstTouchNode), or with a fake topology.
 NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
+
+// True when `node`'s fresh memory is left to first touch: policy `local`, a
+// CPU node whose heap serves only its own CPUs (not a proxy for CPUs of a
+// node the process may not use), and a real topology. False when off.
+NUMA_TCMALLOC_HIDDEN bool FirstTouchNode(int node);
 
 // Commits at least `bytes` more of `node`'s region; see RegionGrow in
 // numa/region.h. nullptr when off or the region cannot grow.
@@ -146,18 +151,20 @@ NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
 // errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
 NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
 
-// Small-object counters, bumped on slow paths only (relaxed atomics).
-enum class ListCounter : int {
+// Event counters, bumped on slow paths only (relaxed atomics).
+enum class Counter : int {
   kRemoteFreeObjects,   // objects a thread cache returned to another node
   kThreadMigrations,    // thread caches that found their thread on a new node
   kFlushedObjects,      // objects returned by the flush migration policy
   kReroutedObjects,     // objects a central list handed on to their owner's
   kIdleDrainedObjects,  // objects idle nodes' transfer caches gave back
   kBorrowedObjects,     // objects a thread took from another node's list
+  kReleasedForReuse,    // large blocks released on their way back to their
+                        // heap, their pages lying on another node
   kNumCounters,
 };
-NUMA_TCMALLOC_HIDDEN void AddToCounter(ListCounter c, uint64_t n);
-NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(ListCounter c);
+NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);
+NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(Counter c);
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -36,6 +36,10 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
   }
 }
 
+bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere) {
+  return pages_elsewhere * 20 > (pages_on_node + pages_elsewhere);
+}
+
 int TransferCacheShare(int cap, int nodes, int node) {
   if (nodes <= 1) return cap;
   return cap / nodes + (node < cap % nodes ? 1 : 0);

@@ -8,6 +8,7 @@
 #ifndef NUMA_TCMALLOC_NUMA_POLICY_H_
 #define NUMA_TCMALLOC_NUMA_POLICY_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "numa/config.h"
@@ -54,6 +55,21 @@ uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
 // size follows what the process uses, not the sum of every node's peak.
 void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
                     uint64_t growth_pages, uint64_t out[]);
+
+// A large block comes back to its node's heap, and a sample of its pages
+// found `pages_on_node` on that node and `pages_elsewhere` on others: true
+// when it should be released before it serves again (NodeHeaps::
+// ReleaseBeforeReuse). Under first-touch placement a block's pages lie where
+// its first writers ran (threads of several nodes, or one thread of another
+// node). A block with at most 1 in 20 of its sampled pages elsewhere is kept
+// as it is, so a node's own reuse loop faults nothing.
+bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere);
+
+// Large blocks below this are not checked. The check is one move_pages call
+// (about 1-2 us for its 8 sampled pages); a program that writes a 1 MiB block
+// spends some 50 us doing it, so the check stays within a few percent of
+// using the block. Smaller blocks are rarely shared out among nodes.
+inline constexpr size_t kMinReuseCheckBytes = size_t{1} << 20;
 
 // --- Small-object caches. ---
 

@@ -104,7 +104,7 @@ void ThreadCacheNodes::Flush(ThreadCache* cache, int node) {
     const int length = lists[cl].length();
     if (length > 0) {
       cache->ReleaseToCentralCache(&lists[cl], NodeClass(node, cl), length);
-      AddToCounter(ListCounter::kFlushedObjects, length);
+      AddToCounter(Counter::kFlushedObjects, length);
     }
   }
 }
@@ -116,7 +116,7 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
   const OnMigration action =
       DecideMigration(old_node, node, MigrationPolicy(), NodeClasses());
   if (action == OnMigration::kStay) return;
-  AddToCounter(ListCounter::kThreadMigrations, 1);
+  AddToCounter(Counter::kThreadMigrations, 1);
   // The old node's objects go back while they are still this cache's own,
   // so that they do not count as remote frees.
   if (action == OnMigration::kSwitchAndFlush) Flush(cache, old_node);
@@ -138,7 +138,7 @@ void ThreadCacheNodes::DrainIdleNodes(int self) {
     for (uint32_t cl = 1; cl < Static::num_size_classes(); ++cl) {
       objects += lists[cl].DrainTransferCache();
     }
-    AddToCounter(ListCounter::kIdleDrainedObjects, objects);
+    AddToCounter(Counter::kIdleDrainedObjects, objects);
   }
 }
 
@@ -163,13 +163,13 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
     ThreadCache::FreeList* list = &cache->node_lists_[NodeClass(order[i], cl)];
     if (list->empty()) continue;
     cache->size_ -= Static::sizemap()->ByteSizeForClass(cl);
-    AddToCounter(ListCounter::kBorrowedObjects, 1);
+    AddToCounter(Counter::kBorrowedObjects, 1);
     return list->Pop();
   }
   for (int i = 0; i < count; ++i) {
     void *start, *end;
     if (CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1) == 1) {
-      AddToCounter(ListCounter::kBorrowedObjects, 1);
+      AddToCounter(Counter::kBorrowedObjects, 1);
       return start;
     }
   }
@@ -195,7 +195,7 @@ CentralFreeList* ThreadCacheNodes::CentralList(ThreadCache* cache, uint32_t cl,
   // strays on to their owners (numa/central_lists.h).
   if (!NodeClasses()) return &CentralListsOf(cache->node_)[cl];
   if (ClassNode(cl) != cache->node_) {
-    AddToCounter(ListCounter::kRemoteFreeObjects, n);
+    AddToCounter(Counter::kRemoteFreeObjects, n);
   }
   return &Static::central_cache()[cl];
 }

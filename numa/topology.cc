@@ -174,9 +174,13 @@ bool FinishTopology(Topology* t) {
     serving[n] = static_cast<uint8_t>(h);
   }
   t->default_node = static_cast<uint8_t>(__builtin_ctzll(cpu_nodes));
+  t->proxies = 0;
   for (int cpu = 0; cpu < kMaxCpus; ++cpu) {
     uint8_t n = t->cpu_node[cpu];
     t->cpu_node[cpu] = (n == kNoNode) ? t->default_node : serving[n];
+    if (n != kNoNode && serving[n] != n) {
+      t->proxies |= uint64_t{1} << serving[n];
+    }
   }
 
   // Fallback order: insertion sort of the other usable nodes by distance,

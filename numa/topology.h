@@ -24,6 +24,8 @@ struct Topology {
   uint64_t allowed;      // get_mempolicy(MPOL_F_MEMS_ALLOWED) (cpuset)
   uint64_t usable;       // memory & allowed: nodes a heap may live on
   uint64_t cpu_nodes;    // usable nodes that serve CPUs (FinishTopology)
+  uint64_t proxies;      // nodes that also serve CPUs of a node not usable
+                         // (FinishTopology)
   uint8_t default_node;  // serves CPUs beyond kMaxCpus or of no node
   // Before FinishTopology: the kernel's node of each CPU (kNoNode if none).
   // After: the usable node that serves the CPU (the CPU's node).
@@ -49,8 +51,8 @@ void BuildFakeTopology(int nodes, Topology* t);
 
 // Derives usable, the CPU nodes and the fallback orders from the raw data.
 // A CPU's node is its own node if usable, else the nearest usable node that
-// has CPUs (ties by id); only if no usable node has CPUs may a memory-only
-// node serve CPUs. False if no node is usable.
+// has CPUs (ties by id), its proxy; only if no usable node has CPUs may a
+// memory-only node serve CPUs. False if no node is usable.
 bool FinishTopology(Topology* t);
 
 }  // namespace numa

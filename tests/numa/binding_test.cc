@@ -45,7 +45,7 @@ struct Row {
 };
 
 std::string Describe(const Row& r) {
-  static const char* const kPolicy[] = {"preferred", "bind", "local"};
+  static const char* const kPolicy[] = {"local", "preferred", "bind"};
   return std::string(r.task_name) + " x " +
          kPolicy[static_cast<int>(r.policy)] + " x " +
          (r.caps.home_node ? "new kernel" : "old kernel");

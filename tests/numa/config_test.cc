@@ -28,7 +28,7 @@ int Lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
 
 void ExpectDefault(const Config& c) {
   EXPECT_EQ(c.mode, Mode::kAuto);
-  EXPECT_EQ(c.policy, BindPolicy::kPreferred);
+  EXPECT_EQ(c.policy, BindPolicy::kLocal);
   EXPECT_EQ(c.fake_nodes, 0);
   EXPECT_FALSE(c.stats);
   EXPECT_EQ(c.remote_free, RemoteFree::kOwner);
@@ -105,10 +105,10 @@ TEST(Config, BadValueWarnsOnceAndUsesDefault) {
        "auto\n"},
       {"TCMALLOC_NUMA_POLICY", "foo",
        "tcmalloc: ignoring TCMALLOC_NUMA_POLICY=foo (expected "
-       "preferred|bind|local); using preferred\n"},
+       "local|preferred|bind); using local\n"},
       {"TCMALLOC_NUMA_POLICY", "BIND",
        "tcmalloc: ignoring TCMALLOC_NUMA_POLICY=BIND (expected "
-       "preferred|bind|local); using preferred\n"},
+       "local|preferred|bind); using local\n"},
       {"TCMALLOC_NUMA_FAKE_NODES", "1",
        "tcmalloc: ignoring TCMALLOC_NUMA_FAKE_NODES=1 (expected 2..64, or 0 "
        "for none); using none\n"},

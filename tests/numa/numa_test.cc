@@ -138,7 +138,9 @@ TEST_F(NumaTest, TaskPolicyIsHonoured) {
 
 // Issue 16: under numactl --membind=0,2 every binding keeps to {0,2}. Init
 // records the task policy and BindRange asks DecideBinding; checked on this
-// machine's kernel, which stores the set narrowed to its own nodes.
+// machine's kernel, which stores the set narrowed to its own nodes. `local`
+// binds too: nodes 0 and 2 also serve the CPUs of nodes 1 and 3, whose
+// threads would first-touch their memory on the wrong node of the set.
 TEST_F(NumaTest, MembindKeepsBindingsInTheSet) {
   const std::string root =
       WriteFakeSysfs("numa-four-linear", {{0, "0", "10 20 30 40", 100},
@@ -148,11 +150,12 @@ TEST_F(NumaTest, MembindKeepsBindingsInTheSet) {
   uint64_t allowed = 0;
   ASSERT_TRUE(QueryAllowedMems(&allowed));
   if (!(allowed & 1)) GTEST_SKIP() << "node 0 is not allowed here";
-  for (const char* policy : {"preferred", "bind"}) {
+  for (const char* policy : {"local", "preferred", "bind"}) {
     SetFakeEnv({{"TCMALLOC_NUMA_POLICY", policy}});
     InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b0101);
     ASSERT_TRUE(Active());
     EXPECT_FALSE(NodeOfKernelId(1) >= 0);
+    EXPECT_FALSE(FirstTouchNode(0)) << policy;
     Mapping m(1 << 20);
     ASSERT_TRUE(BindRange(m.get(), m.size(), 0)) << MbindLastErrno();
     uint64_t nodes = 0;
@@ -160,21 +163,38 @@ TEST_F(NumaTest, MembindKeepsBindingsInTheSet) {
     EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_BIND) << policy;
     EXPECT_EQ(nodes & ~uint64_t{0b0101}, 0u) << policy;
   }
-  // local binds nothing: the task's own MPOL_BIND places the pages.
-  SetFakeEnv({{"TCMALLOC_NUMA_POLICY", "local"}});
-  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b0101);
-  Mapping m(1 << 20);
-  EXPECT_TRUE(BindRange(m.get(), m.size(), 0));
-  EXPECT_EQ(MbindCalls(), 0u);
 }
 
-// Without membind the default stays MPOL_PREFERRED to the one node.
-TEST_F(NumaTest, NoMembindKeepsPreferred) {
+// `local` with a membind set that leaves out no CPU's node binds nothing: the
+// task's own MPOL_BIND places first-touched pages in the set.
+TEST_F(NumaTest, LocalUnderMembindOfEveryCpuNodeBindsNothing) {
+  const std::string root =
+      WriteFakeSysfs("numa-two-cpus-one-memonly", {{0, "0", "10 20 30", 100},
+                                                   {1, "1", "20 10 20", 100},
+                                                   {2, "", "30 20 10", 100}});
+  uint64_t allowed = 0;
+  ASSERT_TRUE(QueryAllowedMems(&allowed));
+  if (!(allowed & 1)) GTEST_SKIP() << "node 0 is not allowed here";
+  SetFakeEnv({});
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_BIND, 0b011);
+  ASSERT_TRUE(Active());
+  EXPECT_TRUE(FirstTouchNode(0));
+  EXPECT_TRUE(FirstTouchNode(1));
+  const uint64_t calls = MbindCalls();
+  Mapping m(1 << 20);
+  EXPECT_TRUE(BindRange(m.get(), m.size(), 0));
+  EXPECT_EQ(MbindCalls(), calls);
+  uint64_t nodes = 0;
+  EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_DEFAULT);
+}
+
+// Without membind, `preferred` is MPOL_PREFERRED to the one node.
+TEST_F(NumaTest, PreferredWithoutMembindIsMpolPreferred) {
   const std::string root = TwoNodeTree();
   uint64_t allowed = 0;
   ASSERT_TRUE(QueryAllowedMems(&allowed));
   if (!(allowed & 1)) GTEST_SKIP() << "node 0 is not allowed here";
-  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}, {"TCMALLOC_NUMA_POLICY", "preferred"}});
   for (int task : {MPOL_DEFAULT, MPOL_LOCAL, MPOL_INTERLEAVE, MPOL_PREFERRED}) {
     InitForTest(root.c_str(), kAll, FakeGetenv, task, 0b11);
     ASSERT_TRUE(Active());
@@ -184,6 +204,38 @@ TEST_F(NumaTest, NoMembindKeepsPreferred) {
     EXPECT_EQ(PolicyAt(m.get(), &nodes), MPOL_PREFERRED) << task;
     EXPECT_EQ(nodes, 1u) << task;
   }
+}
+
+// The default, `local`, leaves a CPU node's memory to first touch and binds a
+// memory-only node's as `preferred` does: nobody runs there to touch it first.
+// Kernel node 0 is the memory-only one here, so that the bind is real.
+TEST_F(NumaTest, LocalBindsOnlyMemoryOnlyNodes) {
+  const std::string root = WriteFakeSysfs(
+      "numa-memonly-first", {{0, "", "10 21", 100}, {1, "0-1", "21 10", 100}});
+  uint64_t allowed = 0;
+  ASSERT_TRUE(QueryAllowedMems(&allowed));
+  if (!(allowed & 1)) GTEST_SKIP() << "node 0 is not allowed here";
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  InitForTest(root.c_str(), kAll, FakeGetenv, MPOL_DEFAULT, 0);
+  ASSERT_TRUE(Active());
+  ASSERT_EQ(Policy(), BindPolicy::kLocal);
+  ASSERT_EQ(NumCpuNodes(), 1);
+  ASSERT_EQ(KernelId(1), 0);  // CPU nodes come first
+  EXPECT_TRUE(FirstTouchNode(0));
+  EXPECT_FALSE(FirstTouchNode(1));
+
+  Mapping cpu_node(1 << 20);
+  const uint64_t calls = MbindCalls();
+  EXPECT_TRUE(BindRange(cpu_node.get(), cpu_node.size(), 0));
+  EXPECT_EQ(MbindCalls(), calls);
+  uint64_t nodes = 0;
+  EXPECT_EQ(PolicyAt(cpu_node.get(), &nodes), MPOL_DEFAULT);
+
+  Mapping memory_only(1 << 20);
+  EXPECT_TRUE(BindRange(memory_only.get(), memory_only.size(), 1));
+  EXPECT_EQ(MbindCalls(), calls + 1);
+  EXPECT_EQ(PolicyAt(memory_only.get(), &nodes), MPOL_PREFERRED);
+  EXPECT_EQ(nodes, 1u);
 }
 
 TEST_F(NumaTest, KnobsAreReported) {
@@ -203,7 +255,9 @@ bool PinTo(int cpu) {
 }
 
 TEST_F(NumaTest, FakeTopologyRoundRobinAndNeverBinds) {
-  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "4"}});
+  // `preferred`, which binds on a real topology (`local` binds no CPU node).
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "4"},
+              {"TCMALLOC_NUMA_POLICY", "preferred"}});
   // The sysfs root must not matter: a fake topology reads nothing.
   InitForTest("/nonexistent", 0b1, FakeGetenv);
   ASSERT_TRUE(Active());
@@ -227,6 +281,7 @@ TEST_F(NumaTest, FakeTopologyRoundRobinAndNeverBinds) {
   ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
   EXPECT_GT(checked, 0);
 
+  EXPECT_FALSE(FirstTouchNode(0)) << "no kernel node to ask about";
   Mapping m(1 << 16);
   const uint64_t skipped = BindSkipped();  // Init's regions were skipped too
   EXPECT_TRUE(BindRange(m.get(), m.size(), 3));
@@ -254,6 +309,7 @@ class RealMachineTest : public NumaTest {
 
 TEST_F(RealMachineTest, PreferredBindsAllowedNode) {
   InitReal("preferred");
+  EXPECT_FALSE(FirstTouchNode(0));
   const int node = __builtin_ctzll(allowed_);
   EXPECT_TRUE(NodeOfKernelId(node) >= 0);
   Mapping m(1 << 20);
@@ -279,6 +335,7 @@ TEST_F(RealMachineTest, BindPolicyUsesMpolBind) {
 
 TEST_F(RealMachineTest, LocalPolicyNeverCallsMbind) {
   InitReal("local");
+  EXPECT_TRUE(FirstTouchNode(0));
   Mapping m(1 << 20);
   EXPECT_TRUE(BindRange(m.get(), m.size(), __builtin_ctzll(allowed_)));
   EXPECT_EQ(MbindCalls(), 0u);
@@ -352,11 +409,11 @@ TEST_F(NumaTest, ListsBuiltAreWhatTheAllocatorRecorded) {
   EXPECT_EQ(NodesWithCentralLists(), 1);
 }
 
-TEST_F(NumaTest, ListCountersAdd) {
+TEST_F(NumaTest, CountersAdd) {
   InitForTest("/nonexistent", 0b1, FakeGetenv);
-  const uint64_t before = CounterValue(ListCounter::kThreadMigrations);
-  AddToCounter(ListCounter::kThreadMigrations, 3);
-  EXPECT_EQ(CounterValue(ListCounter::kThreadMigrations), before + 3);
+  const uint64_t before = CounterValue(Counter::kThreadMigrations);
+  AddToCounter(Counter::kThreadMigrations, 3);
+  EXPECT_EQ(CounterValue(Counter::kThreadMigrations), before + 3);
 }
 
 }  // namespace

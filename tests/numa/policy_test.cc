@@ -77,6 +77,16 @@ TEST(DecideMigration, FlushOnlyWhatIsSortedByOwner) {
       << "a node-blind cache has no old node's objects to flush";
 }
 
+TEST(TooManyPagesElsewhere, MoreThanOneInTwentyElsewhere) {
+  EXPECT_FALSE(TooManyPagesElsewhere(32, 0));
+  EXPECT_FALSE(TooManyPagesElsewhere(0, 0)) << "nothing written: nothing to do";
+  EXPECT_FALSE(TooManyPagesElsewhere(19, 1)) << "1 in 20 is kept";
+  EXPECT_TRUE(TooManyPagesElsewhere(18, 2));
+  EXPECT_TRUE(TooManyPagesElsewhere(16, 16)) << "two nodes wrote it";
+  EXPECT_TRUE(TooManyPagesElsewhere(0, 32)) << "another node wrote it all";
+  EXPECT_TRUE(TooManyPagesElsewhere(0, 1));
+}
+
 }  // namespace
 }  // namespace numa
 }  // namespace tcmalloc

@@ -87,9 +87,10 @@ int MappingsIn(uintptr_t begin, uintptr_t end) {
 
 // The layer forced on over this machine's real topology (one node, so real
 // mbind calls): many growths and several reservations leave exactly two
-// mappings, one read-write and one reserved, and one mbind per reservation.
+// mappings, one read-write and one reserved, and one mbind per reservation
+// under TCMALLOC_NUMA_POLICY=preferred.
 TEST(RegionGrow, TwoMappingsAndOneBindPerReservation) {
-  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}, {"TCMALLOC_NUMA_POLICY", "preferred"}});
   Init(FakeGetenv);
   ASSERT_TRUE(Active());
   RegionStats before;
@@ -131,6 +132,35 @@ TEST(RegionGrow, TwoMappingsAndOneBindPerReservation) {
   EXPECT_EQ(OwnerOf(after.begin + after.reserved - 1).kind, MemoryKind::kNode);
   EXPECT_EQ(OwnerOf(after.begin + after.reserved).kind, MemoryKind::kUnplaced);
   EXPECT_EQ(OwnerOf(after.begin - 1).kind, MemoryKind::kUnplaced);
+}
+
+// The default, `local`: a CPU node's region is never bound, however far it
+// grows; its pages land where they are first written.
+TEST(RegionGrow, LocalLeavesCpuNodesRegionsUnbound) {
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  Init(FakeGetenv);
+  ASSERT_TRUE(Active());
+  ASSERT_EQ(Policy(), BindPolicy::kLocal);
+  RegionStats before;
+  ASSERT_TRUE(GetRegionStats(0, &before));
+  const uint64_t binds_before = MbindCalls();
+  for (int i = 0; i < 100; ++i) {
+    size_t actual = 0;
+    ASSERT_NE(GrowRegion(0, 4 * kMiB, &actual), nullptr) << i;
+  }
+  RegionStats after;
+  ASSERT_TRUE(GetRegionStats(0, &after));
+  EXPECT_GT(after.reserved, before.reserved) << "a new reservation was made";
+  EXPECT_EQ(MbindCalls(), binds_before);
+  int mode = -1;
+  unsigned long mask = 0;
+  // The newest reservation (an earlier test of this process may have bound
+  // the older ones).
+  const uintptr_t newest = after.begin + after.reserved - 1;
+  ASSERT_EQ(syscall(SYS_get_mempolicy, &mode, &mask, 64,
+                    reinterpret_cast<void*>(newest), MPOL_F_ADDR),
+            0);
+  EXPECT_EQ(mode, MPOL_DEFAULT) << "the region is not bound";
 }
 
 // A request no window can hold fails cleanly, without counting a failure; the

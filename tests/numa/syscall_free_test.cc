@@ -82,7 +82,8 @@ int ExerciseInactive() {
   static char page[4096] __attribute__((aligned(4096)));
   int out[kMaxNodes];
   bool ok = !Active() && NumNodes() == 1 && CurrentNode() == 0 &&
-            (NodeOfKernelId(0) >= 0) && !(NodeOfKernelId(1) >= 0) && BorrowFrom(0, Borrow::kPages, out) == 0 &&
+            (NodeOfKernelId(0) >= 0) && !(NodeOfKernelId(1) >= 0) &&
+            BorrowFrom(0, Borrow::kPages, out) == 0 &&
             BindRange(page, sizeof(page), 0) && MbindCalls() == 0;
   return ok ? kOk : kWrongAnswer;
 }
@@ -131,10 +132,27 @@ TEST(SyscallFree, AutoOnOneNodeOnlyGetMempolicy) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kOk) << status;
 }
 
-// Control: forced on, BindRange does call mbind, and the filter sees it.
-TEST(SyscallFree, ControlForcedBindIsCaught) {
+// Forced on with the default placement (first touch): binding a CPU node's
+// memory is no binding at all, so no syscall.
+TEST(SyscallFree, FirstTouchBindsNothing) {
   if (!SeccompWorks()) GTEST_SKIP() << "seccomp filters unavailable";
   SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  Init(FakeGetenv);
+  ASSERT_TRUE(Active());
+  int status = RunFiltered({}, [] {
+    static char page[4096] __attribute__((aligned(4096)));
+    return BindRange(page, sizeof(page), 0) && MbindCalls() == 0 ? kOk
+                                                                 : kWrongAnswer;
+  });
+  EXPECT_EQ(status, kOk);
+  ResetForTest();
+}
+
+// Control: forced on with TCMALLOC_NUMA_POLICY=preferred, BindRange does call
+// mbind, and the filter sees it.
+TEST(SyscallFree, ControlForcedBindIsCaught) {
+  if (!SeccompWorks()) GTEST_SKIP() << "seccomp filters unavailable";
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}, {"TCMALLOC_NUMA_POLICY", "preferred"}});
   Init(FakeGetenv);  // in the parent: sysfs reads are not under test here
   ASSERT_TRUE(Active());
   int status = RunFiltered({}, [] {

@@ -59,6 +59,7 @@ TEST_F(TopologyTest, TwoNodes) {
   // CPUs not listed anywhere get the default home (lowest home node).
   EXPECT_EQ(t_.cpu_node[4], 0);
   EXPECT_EQ(t_.distance[0][1], 21);
+  EXPECT_EQ(t_.proxies, 0u) << "each node serves its own CPUs only";
 
   InitForTest(root.c_str(), kAll, FakeGetenv);
   EXPECT_TRUE(Active());
@@ -152,6 +153,7 @@ TEST_F(TopologyTest, CpuOnlyNodeMapsToNearestMemoryNode) {
   EXPECT_EQ(t_.cpu_node[2], 2);
   EXPECT_EQ(t_.cpu_node[3], 2);
   EXPECT_EQ(t_.cpu_node[4], 2);
+  EXPECT_EQ(t_.proxies, 0b100u) << "node 2 serves the CPU-only node's CPUs";
 
   // Fallback order of the CPU-only node itself is still defined.
   EXPECT_EQ(t_.fallback_len[1], 2);
@@ -192,6 +194,7 @@ TEST_F(TopologyTest, MemoryOnlyNodeIsFallbackNeverHome) {
   EXPECT_EQ(t_.with_cpus, 0b01u);
   EXPECT_EQ(t_.usable, 0b11u);
   for (int cpu = 0; cpu < kMaxCpus; ++cpu) ASSERT_EQ(t_.cpu_node[cpu], 0);
+  EXPECT_EQ(t_.proxies, 0u) << "a memory-only node has no CPUs to serve";
 
   // auto: every thread runs on node 0, so the layer stays off (vanilla).
   SetFakeEnv({});
@@ -267,6 +270,7 @@ TEST_F(TopologyTest, CpusetRestrictedAllowedMask) {
   EXPECT_EQ(t_.cpu_node[1], 1);
   EXPECT_EQ(t_.cpu_node[2], 3);  // 20 to node 1, 15 to node 3
   EXPECT_EQ(t_.cpu_node[3], 3);
+  EXPECT_EQ(t_.proxies, 0b1010u);
 
   // Nodes are dense: kernel nodes 1 and 3 are nodes 0 and 1.
   InitForTest(root.c_str(), allowed, FakeGetenv);

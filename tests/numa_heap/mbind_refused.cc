@@ -1,7 +1,8 @@
 // An mbind the kernel refuses must cost nothing but a counter: run the
-// allocator with the NUMA layer forced on (TCMALLOC_NUMA=1) under a seccomp
-// filter that makes every mbind fail with EPERM, as a strict container
-// profile would. Allocations must still succeed and keep their contents, and
+// allocator with the NUMA layer forced on (TCMALLOC_NUMA=1) and binding
+// (TCMALLOC_NUMA_POLICY=preferred) under a seccomp filter that makes every
+// mbind and move_pages fail with EPERM, as a strict container profile would.
+// Allocations must still succeed and keep their contents, and
 // tcmalloc.numa.mbind_failures must count the refusals.
 //
 // main() installs the filter (or not: --no-filter is the control) and
@@ -58,11 +59,13 @@ TEST(MbindRefused, AllocationsSurviveAndRefusalsAreCounted) {
   }
 }
 
-// Installs a seccomp filter: mbind fails with EPERM, everything else runs.
+// Installs a seccomp filter: mbind and move_pages (the reuse check's page
+// sample) fail with EPERM, everything else runs.
 bool RefuseMbind() {
   struct sock_filter filter[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_move_pages, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
       setenv("MBIND_REFUSED_FILTER", "1", 1);
     }
     setenv("TCMALLOC_NUMA", "1", 1);
+    setenv("TCMALLOC_NUMA_POLICY", "preferred", 1);
     execv("/proc/self/exe", argv);
     perror("execv /proc/self/exe");
     return 1;
