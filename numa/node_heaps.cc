@@ -121,6 +121,10 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
 static Span* NewForThisThread(Length n, Length align_pages) {
   const int node = CurrentNode();
   const int saved_errno = errno;  // a borrowed success leaves errno alone
+  if (align_pages == 0 && (n << kPageShift) >= kHugePageBytes &&
+      FirstTouchNode(node)) {
+    align_pages = kHugePageBytes >> kPageShift;
+  }
   Span* span = NewFromNode(node, n, align_pages);
   if (span == nullptr) {
     int order[kMaxNodes];
