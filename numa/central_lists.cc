@@ -6,9 +6,11 @@
 
 #include <new>
 
+#include "base/spinlock.h"
 #include "common.h"
 #include "linked_list.h"
 #include "numa/numa.h"
+#include "numa/region.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -17,6 +19,55 @@ namespace numa {
 namespace {
 
 CentralFreeList* g_lists;
+
+// A placed list's cache in front of it (CentralListsOf's header).
+struct PlacedCache {
+  SpinLock lock;
+  void* head;
+  int32_t count;
+};
+
+// A placed region's lists and caches, one of each per class.
+struct PlacedSet {
+  CentralFreeList lists[kClassSizesMax];
+  PlacedCache caches[kClassSizesMax];
+};
+
+constexpr int kPlacedRegions = kRegions - kFirstNamedRegion;
+PlacedSet* g_placed[kPlacedRegions];
+SpinLock g_placed_lock;
+
+PlacedSet* ExistingPlaced(int id) {
+  if (!IsPlacedRegion(id)) return nullptr;
+  return __atomic_load_n(&g_placed[id - kFirstNamedRegion], __ATOMIC_ACQUIRE);
+}
+
+PlacedSet* MakePlaced(int id) {
+  PlacedSet* set = ExistingPlaced(id);
+  if (set != nullptr || !IsPlacedRegion(id)) return set;
+  SpinLockHolder h(&g_placed_lock);
+  set = g_placed[id - kFirstNamedRegion];
+  if (set != nullptr) return set;
+  const uintptr_t align = alignof(PlacedSet);
+  const uintptr_t p =
+      reinterpret_cast<uintptr_t>(MetaDataAlloc(sizeof(PlacedSet) + align));
+  if (p == 0) return nullptr;
+  set =
+      new (reinterpret_cast<void*>((p + align - 1) & ~(align - 1))) PlacedSet();
+  for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
+    set->lists[cl].Init(cl, id);
+  }
+  __atomic_store_n(&g_placed[id - kFirstNamedRegion], set, __ATOMIC_RELEASE);
+  return set;
+}
+
+// Every placed set that exists.
+template <typename Fn>
+void ForEachPlaced(Fn fn) {
+  for (PlacedSet*& slot : g_placed) {
+    if (PlacedSet* set = __atomic_load_n(&slot, __ATOMIC_ACQUIRE)) fn(set);
+  }
+}
 
 }  // namespace
 
@@ -47,13 +98,116 @@ CentralFreeList* MakeCentralLists(CentralFreeList* one_node) {
 }
 
 CentralFreeList* CentralListsOf(int node) {
+  if (IsPlacedRegion(node)) return ExistingPlaced(node)->lists;
   return &g_lists[NodeClass(node, 0)];
+}
+
+CentralFreeList* PlacedLists(int id) {
+  PlacedSet* set = MakePlaced(id);
+  return set != nullptr ? set->lists : nullptr;
+}
+
+void* PopPlaced(int id, uint32_t cl) {
+  PlacedSet* set = MakePlaced(id);
+  if (set == nullptr) return nullptr;
+  PlacedCache& cache = set->caches[cl];
+  {
+    SpinLockHolder h(&cache.lock);
+    if (cache.head != nullptr) {
+      --cache.count;
+      return SLL_Pop(&cache.head);
+    }
+  }
+  // Refill with a batch, outside the cache's lock: the central list may go
+  // to the page heap, and no path holds two of these locks.
+  void *start, *end;
+  const int got = set->lists[cl].RemoveRange(
+      &start, &end, Static::sizemap()->num_objects_to_move(cl));
+  if (got == 0) return nullptr;
+  void* object = SLL_Pop(&start);
+  if (got > 1) {
+    SpinLockHolder h(&cache.lock);
+    SLL_PushRange(&cache.head, start, end);
+    cache.count += got - 1;
+  }
+  return object;
+}
+
+void PushPlaced(int id, uint32_t cl, void* object) {
+  PlacedSet* set = ExistingPlaced(id);
+  ASSERT(set != nullptr);
+  PlacedCache& cache = set->caches[cl];
+  const int batch = Static::sizemap()->num_objects_to_move(cl);
+  void *start = nullptr, *end = nullptr;
+  {
+    SpinLockHolder h(&cache.lock);
+    SLL_Push(&cache.head, object);
+    if (++cache.count < 2 * batch) return;
+    // Two batches cached: one goes back, whole, to the transfer cache.
+    SLL_PopRange(&cache.head, batch, &start, &end);
+    cache.count -= batch;
+  }
+  set->lists[cl].InsertRange(start, end, batch);
+}
+
+size_t PlacedCentralLength(unsigned cl) {
+  size_t n = 0;
+  ForEachPlaced([&](PlacedSet* set) {
+    n += set->lists[cl].length() +
+         __atomic_load_n(&set->caches[cl].count, __ATOMIC_RELAXED);
+  });
+  return n;
+}
+
+size_t PlacedTransferLength(unsigned cl) {
+  size_t n = 0;
+  ForEachPlaced([&](PlacedSet* set) { n += set->lists[cl].tc_length(); });
+  return n;
+}
+
+size_t PlacedOverheadBytes(unsigned cl) {
+  size_t n = 0;
+  ForEachPlaced([&](PlacedSet* set) { n += set->lists[cl].OverheadBytes(); });
+  return n;
+}
+
+size_t PlacedFreeBytes(int id) {
+  PlacedSet* set = ExistingPlaced(id);
+  if (set == nullptr) return 0;
+  size_t bytes = 0;
+  for (unsigned cl = 1; cl < Static::num_size_classes(); ++cl) {
+    const size_t objects =
+        set->lists[cl].length() + set->lists[cl].tc_length() +
+        __atomic_load_n(&set->caches[cl].count, __ATOMIC_RELAXED);
+    bytes += objects * Static::sizemap()->ByteSizeForClass(cl);
+  }
+  return bytes;
+}
+
+void LockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
+  g_placed_lock.Lock();
+  ForEachPlaced([](PlacedSet* set) {
+    for (unsigned cl = 0; cl < Static::num_size_classes(); ++cl) {
+      set->lists[cl].Lock();
+      set->caches[cl].lock.Lock();
+    }
+  });
+}
+
+void UnlockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
+  ForEachPlaced([](PlacedSet* set) {
+    for (unsigned cl = 0; cl < Static::num_size_classes(); ++cl) {
+      set->caches[cl].lock.Unlock();
+      set->lists[cl].Unlock();
+    }
+  });
+  g_placed_lock.Unlock();
 }
 
 bool BatchBelongsTo(int node, void* start, int n) {
   if (!StraysPossible()) return true;
   for (void* object = start; n > 0 && object != nullptr; --n) {
-    if (ListNodeOf(object) != node) return false;
+    if (ListOwnerOf(object) != node) return false;
     object = SLL_Next(object);
   }
   return true;
@@ -69,7 +223,7 @@ void CentralFreeList::ReturnStrays() {
   while (strays != nullptr) {
     void* object = SLL_Pop(&strays);
     SLL_SetNext(object, nullptr);
-    numa::CentralListsOf(numa::ListNodeOf(object))[size_class_].InsertRange(
+    numa::CentralListsOf(numa::ListOwnerOf(object))[size_class_].InsertRange(
         object, object, 1);
     ++count;
   }

@@ -37,8 +37,38 @@ ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
 ATTRIBUTE_VISIBILITY_HIDDEN bool BatchBelongsTo(int node, void* start, int n);
 
 // Every list of `node`, all classes: for the fork handlers and the idle-node
-// drain. Returns the first of kClassSizesMax lists.
+// drain. Returns the first of kClassSizesMax lists. A placed region's id
+// (numa/region.h) gives its lists (PlacedLists), which must exist.
 ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* CentralListsOf(int node);
+
+// --- Small objects of memory the program places (numa/placed.h). ---
+//
+// Each placed region (a named node, interleaved) has a central list per
+// class, taking spans from the region's heap only (numa/node_heaps.h), and in
+// front of each a small locked cache of objects, so that an object freed and
+// allocated again does not send its span back to the heap each time. Thread
+// caches never hold placed objects: the page map caches no class for them,
+// so free() finds them on its slow path and pushes them here.
+
+// Region id's lists, made on first use (kClassSizesMax of them, with their
+// caches, from metadata); nullptr if there is no metadata left.
+ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* PlacedLists(int id);
+// An object of class cl from region id's lists; nullptr when the region can
+// serve none (its heap cannot grow, no metadata).
+ATTRIBUTE_VISIBILITY_HIDDEN void* PopPlaced(int id, uint32_t cl);
+// Takes back `object`, of class cl, of region id.
+ATTRIBUTE_VISIBILITY_HIDDEN void PushPlaced(int id, uint32_t cl, void* object);
+// Free objects of class cl in every placed region's caches and central
+// lists, and in their transfer caches; the lists' overhead bytes.
+ATTRIBUTE_VISIBILITY_HIDDEN size_t PlacedCentralLength(unsigned cl);
+ATTRIBUTE_VISIBILITY_HIDDEN size_t PlacedTransferLength(unsigned cl);
+ATTRIBUTE_VISIBILITY_HIDDEN size_t PlacedOverheadBytes(unsigned cl);
+// Bytes of free objects in region id's caches and lists.
+ATTRIBUTE_VISIBILITY_HIDDEN size_t PlacedFreeBytes(int id);
+// Every placed list's and cache's lock, for the fork handlers (after the
+// node lists').
+ATTRIBUTE_VISIBILITY_HIDDEN void LockPlacedLists();
+ATTRIBUTE_VISIBILITY_HIDDEN void UnlockPlacedLists();
 
 }  // namespace numa
 }  // namespace tcmalloc

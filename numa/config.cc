@@ -104,12 +104,71 @@ uint32_t ParseMaxStrandedMb(const char* v) {
   return kDefaultMaxStrandedMb;
 }
 
+// Blocks this large or more can be interleaved: smaller ones are small
+// objects, which stay with their node's lists.
+constexpr uint64_t kMinInterleaveAbove = uint64_t{256} << 10;
+
+uint64_t ParseInterleaveAbove(const char* v) {
+  if (v == nullptr) return 0;
+  uint64_t bytes;
+  if (ParseSize(v, uint64_t{1} << 50, &bytes) &&
+      (bytes == 0 || bytes >= kMinInterleaveAbove)) {
+    return bytes;
+  }
+  Warn("TCMALLOC_NUMA_INTERLEAVE_ABOVE", v, "a size of 256K or more, e.g. 64M",
+       "off");
+  return 0;
+}
+
 }  // namespace
+
+bool ParseSize(const char* s, uint64_t max, uint64_t* out) {
+  uint64_t n = 0;
+  int digits = 0;
+  for (; *s >= '0' && *s <= '9'; ++s, ++digits) {
+    if (n > (max - (*s - '0')) / 10) return false;
+    n = n * 10 + (*s - '0');
+  }
+  if (digits == 0) return false;
+  int shift = 0;
+  switch (*s) {
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      break;
+  }
+  if (shift != 0) {
+    ++s;
+    if (*s == 'i' && s[1] == 'B')
+      s += 2;
+    else if (*s == 'B')
+      ++s;
+  }
+  if (*s != '\0' || n > (max >> shift)) return false;
+  *out = n << shift;
+  return true;
+}
 
 Config ParseConfig(GetenvFn getenv_fn) {
   Config c = kDefaultConfig;
   if (getenv_fn == nullptr) return c;
   c.mode = ParseMode(Get(getenv_fn, "TCMALLOC_NUMA"));
+  c.interleave_above =
+      ParseInterleaveAbove(Get(getenv_fn, "TCMALLOC_NUMA_INTERLEAVE_ABOVE"));
   if (c.mode == Mode::kOff) return c;
   c.policy = ParsePolicy(Get(getenv_fn, "TCMALLOC_NUMA_POLICY"));
   c.fake_nodes = ParseFakeNodes(Get(getenv_fn, "TCMALLOC_NUMA_FAKE_NODES"));

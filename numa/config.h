@@ -52,6 +52,10 @@ struct Config {
   RemoteFree remote_free;  // TCMALLOC_NUMA_REMOTE_FREE
   Migration migration;     // TCMALLOC_NUMA_MIGRATION
   uint32_t max_stranded_mb;  // TCMALLOC_NUMA_MAX_STRANDED_MB
+  // TCMALLOC_NUMA_INTERLEAVE_ABOVE: page-level blocks of at least this many
+  // bytes are interleaved; 0 = off. Read even with TCMALLOC_NUMA=0, which
+  // turns off automatic placement, not a placement the user asks for.
+  uint64_t interleave_above;
 };
 
 // Free memory the other nodes may keep while a node's heap grows.
@@ -60,8 +64,8 @@ inline constexpr uint32_t kMaxStrandedMbLimit = uint32_t{1} << 20;  // 1 TiB
 
 // The configuration when no knob is set.
 inline constexpr Config kDefaultConfig = {
-    Mode::kAuto,       BindPolicy::kLocal,   0, false, RemoteFree::kOwner,
-    Migration::kFlush, kDefaultMaxStrandedMb};
+    Mode::kAuto,       BindPolicy::kLocal,    0, false, RemoteFree::kOwner,
+    Migration::kFlush, kDefaultMaxStrandedMb, 0};
 
 using GetenvFn = const char* (*)(const char*);
 
@@ -70,7 +74,12 @@ using GetenvFn = const char* (*)(const char*);
 // and writes exactly one warning line to stderr (fd 2), e.g.
 //   tcmalloc: ignoring TCMALLOC_NUMA_POLICY=foo (expected
 //   local|preferred|bind); using local
-// With TCMALLOC_NUMA=0 the other knobs are not read at all (vanilla).
+// With TCMALLOC_NUMA=0 the other knobs are not read at all (vanilla), but
+// TCMALLOC_NUMA_INTERLEAVE_ABOVE.
+
+// A size such as "65536", "64K", "64M", "1G", "2T" (binary multiples, also
+// written "64MiB" or "64MB"), at most `max`. False on anything else.
+bool ParseSize(const char* s, uint64_t max, uint64_t* out);
 Config ParseConfig(GetenvFn getenv_fn);
 
 }  // namespace numa

@@ -57,6 +57,25 @@ size_t CentralFreeBytes(int node) {
   return bytes;
 }
 
+const PlacedMemoryReader* g_placed_reader;
+
+const PlacedMemoryReader* PlacedReader() {
+  return __atomic_load_n(&g_placed_reader, __ATOMIC_ACQUIRE);
+}
+
+// A placed heap's stats; false if it has none (not used yet).
+bool PlacedStats(int region, PageHeap::Stats* stats) {
+  if (!PlacementStarted()) return false;
+  SpinLockHolder h(Static::pageheap_lock());
+  return NodeHeaps::NodeStats(region, stats);
+}
+
+// Bytes of placed region's free objects in its lists and caches.
+size_t PlacedListBytes(int region) {
+  const PlacedMemoryReader* r = PlacedReader();
+  return r != nullptr ? r->free_bytes(region) : 0;
+}
+
 struct CounterName {
   const char* name;
   Counter counter;
@@ -77,11 +96,16 @@ unsigned long long CountOf(Counter c) {
 
 }  // namespace
 
+void SetPlacedMemoryReader(const PlacedMemoryReader* reader) {
+  __atomic_store_n(&g_placed_reader, reader, __ATOMIC_RELEASE);
+}
+
 size_t CentralLength(unsigned cl) {
   size_t n = 0;
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].length();
   }
+  if (const PlacedMemoryReader* r = PlacedReader()) n += r->central_length(cl);
   return n;
 }
 
@@ -90,6 +114,7 @@ size_t TransferLength(unsigned cl) {
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].tc_length();
   }
+  if (const PlacedMemoryReader* r = PlacedReader()) n += r->transfer_length(cl);
   return n;
 }
 
@@ -98,7 +123,37 @@ size_t CentralOverheadBytes(unsigned cl) {
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
     n += Static::central_cache()[NodeClass(node, cl)].OverheadBytes();
   }
+  if (const PlacedMemoryReader* r = PlacedReader()) n += r->overhead_bytes(cl);
   return n;
+}
+
+// tcmalloc.numa.interleaved_{system,free}_bytes and placement_nodes.
+static bool GetPlacedProperty(const char* key, size_t* value) {
+  if (strcmp(key, "placement_nodes") == 0) {
+    *value = PopCount(PlacementNodes());
+    return true;
+  }
+  const bool system = strcmp(key, "interleaved_system_bytes") == 0;
+  if (!system && strcmp(key, "interleaved_free_bytes") != 0) return false;
+  PageHeap::Stats stats;
+  if (!PlacedStats(kInterleavedRegion, &stats)) stats = PageHeap::Stats();
+  *value = system ? stats.system_bytes
+                  : stats.free_bytes + PlacedListBytes(kInterleavedRegion);
+  return true;
+}
+
+// tcmalloc.numa.node<N>.named_{system,free}_bytes, for a kernel id N that
+// placement may use.
+static bool GetNamedProperty(int kernel_id, const char* field, size_t* value) {
+  const bool system = strcmp(field, "named_system_bytes") == 0;
+  if (!system && strcmp(field, "named_free_bytes") != 0) return false;
+  if (!HasNode(PlacementNodes(), kernel_id)) return false;
+  const int region = NamedRegion(kernel_id);
+  PageHeap::Stats stats;
+  if (!PlacedStats(region, &stats)) stats = PageHeap::Stats();
+  *value =
+      system ? stats.system_bytes : stats.free_bytes + PlacedListBytes(region);
+  return true;
 }
 
 bool GetNumaProperty(const char* name, size_t* value) {
@@ -136,12 +191,16 @@ bool GetNumaProperty(const char* name, size_t* value) {
       return true;
     }
   }
+  if (GetPlacedProperty(key, value)) return true;
 
   if (strncmp(key, kNodePrefix, sizeof(kNodePrefix) - 1) != 0) return false;
   const char* field = key + sizeof(kNodePrefix) - 1;
   int node_id;
   PageHeap::Stats stats;
   if (!ParseNodeNumber(&field, &node_id)) return false;
+  if (strncmp(field, "named_", 6) == 0) {
+    return GetNamedProperty(node_id, field, value);
+  }
   const int node = NodeOfKernelId(node_id);  // properties name kernel ids
   if (!NodeStats(node, &stats)) return false;
   RegionStats region;
@@ -169,8 +228,34 @@ bool GetNumaProperty(const char* name, size_t* value) {
   return true;
 }
 
+// One line per placed heap that exists.
+static void DumpPlacedStats(TCMalloc_Printer* out) {
+  static const double MiB = 1048576.0;
+  for (int region = kFirstNamedRegion; region < kRegions; ++region) {
+    PageHeap::Stats stats;
+    if (!PlacedStats(region, &stats)) continue;
+    const size_t list_bytes = PlacedListBytes(region);
+    if (region == kInterleavedRegion) {
+      out->printf("NUMA interleaved: ");
+    } else {
+      out->printf("NUMA named node %2d: ", region - kFirstNamedRegion);
+    }
+    out->printf(
+        "%8.1f MiB system; %8.1f MiB page heap free; %8.1f MiB unmapped; "
+        "%8.1f MiB in free lists\n",
+        stats.system_bytes / MiB, stats.free_bytes / MiB,
+        stats.unmapped_bytes / MiB, list_bytes / MiB);
+  }
+}
+
 void DumpNumaStats(TCMalloc_Printer* out) {
-  if (!Active()) return;
+  if (!Active()) {
+    if (!PlacementStarted()) return;
+    out->printf("------------------------------------------------\n");
+    out->printf("NUMA: layer inactive; memory placed by the program:\n");
+    DumpPlacedStats(out);
+    return;
+  }
   static const double MiB = 1048576.0;
   out->printf("------------------------------------------------\n");
   out->printf(
@@ -209,6 +294,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
         static_cast<unsigned long long>(region.begin), region.reserved / MiB,
         region.committed / MiB);
   }
+  DumpPlacedStats(out);
 }
 
 void MaybePrintNumaStatsAtExit() {
@@ -216,7 +302,7 @@ void MaybePrintNumaStatsAtExit() {
   // Stack buffer: this runs at exit, where malloc may be half torn down.
   char buffer[8 << 10];
   TCMalloc_Printer printer(buffer, sizeof(buffer));
-  if (Active()) {
+  if (Active() || PlacementStarted()) {
     DumpNumaStats(&printer);
   } else {
     printer.printf("NUMA: inactive (one node heap)\n");

@@ -25,19 +25,36 @@ namespace numa {
 //   tcmalloc.numa.node<N>.central_cache_free_bytes,
 //   tcmalloc.numa.region_failures,
 //   tcmalloc.numa.node<N>.region_{begin,end} (the address window the node
-//   owns), tcmalloc.numa.node<N>.region_{reserved,committed}_bytes.
+//   owns), tcmalloc.numa.node<N>.region_{reserved,committed}_bytes,
+//   and of memory the program placed (numa/placed.h), answered by any
+//   process: tcmalloc.numa.placement_nodes,
+//   tcmalloc.numa.node<N>.named_{system,free}_bytes,
+//   tcmalloc.numa.interleaved_{system,free}_bytes.
 NUMA_TCMALLOC_HIDDEN bool GetNumaProperty(const char* name, size_t* value);
+
+// What introspection reads of placed memory's lists, registered by their
+// glue (numa/placed.h) once placement starts; it comes later in the series.
+struct PlacedMemoryReader {
+  size_t (*central_length)(unsigned cl);   // in caches and central lists
+  size_t (*transfer_length)(unsigned cl);  // in transfer caches
+  size_t (*overhead_bytes)(unsigned cl);
+  size_t (*free_bytes)(int region);  // all classes of one placed region
+};
+NUMA_TCMALLOC_HIDDEN void SetPlacedMemoryReader(
+    const PlacedMemoryReader* reader);
 
 // Free objects of size class cl in the central lists (CentralLength), in
 // their transfer-cache slots (TransferLength), and the central lists' internal
-// fragmentation in bytes, summed over the list nodes. GetStats and
-// GetFreeListSizes keep reporting these totals, as in vanilla.
+// fragmentation in bytes, summed over the list nodes and placed memory's
+// lists. GetStats and GetFreeListSizes keep reporting these totals, as in
+// vanilla.
 NUMA_TCMALLOC_HIDDEN size_t CentralLength(unsigned cl);
 NUMA_TCMALLOC_HIDDEN size_t TransferLength(unsigned cl);
 NUMA_TCMALLOC_HIDDEN size_t CentralOverheadBytes(unsigned cl);
 
-// Appends one line per node heap to GetStats output. Prints nothing unless
-// the layer is active, so single-node stats text stays vanilla's.
+// Appends one line per node heap to GetStats output, and one per placed
+// heap. Prints nothing unless the layer is active or the program placed
+// memory, so single-node stats text stays vanilla's.
 NUMA_TCMALLOC_HIDDEN void DumpNumaStats(TCMalloc_Printer* out);
 
 // Writes the per-node block to stderr if TCMALLOC_NUMA_STATS=1 (at exit).

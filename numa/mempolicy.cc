@@ -97,5 +97,21 @@ Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
   return b;
 }
 
+Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps) {
+  if (kernel_id >= 0) {
+    const uint64_t node =
+        HasNode(usable, kernel_id) ? uint64_t{1} << kernel_id : 0;
+    return Binding{true, MPOL_BIND, node, -1};
+  }
+  return Binding{
+      true,
+      caps.weighted_interleave ? kMpolWeightedInterleave : MPOL_INTERLEAVE,
+      usable, -1};
+}
+
+bool ProbeWeightedInterleave() {
+  return RawSyscall(SYS_mbind, 0, 0, kMpolWeightedInterleave, 0, 0, 0) == 0;
+}
+
 }  // namespace numa
 }  // namespace tcmalloc

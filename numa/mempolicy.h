@@ -62,7 +62,13 @@ struct KernelCaps {
   // its home node first, then the nearest nodes of its set. Without it the
   // kernel starts from the node of the CPU that faults the page in.
   bool home_node;
+  // MPOL_WEIGHTED_INTERLEAVE, Linux 6.9: interleave by the weights in
+  // /sys/kernel/mm/mempolicy/weighted_interleave/ (1 each unless set).
+  bool weighted_interleave;
 };
+
+// Linux 6.9's mode number, absent from older headers.
+inline constexpr int kMpolWeightedInterleave = 6;
 
 // What to do to one range.
 struct Binding {
@@ -86,6 +92,20 @@ struct Binding {
 // `node` outside 0..kMaxNodes-1 yields nodes == 0.
 Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
                       KernelCaps caps);
+
+// The binding of memory the program places itself (numa/placed.h), within
+// `usable`, the kernel nodes placement may use (the cpuset and a membind set
+// already applied):
+//  - on kernel node `kernel_id` (>= 0): MPOL_BIND over {kernel_id}, strict,
+//    whatever the task policy; nodes == 0 (refuse) if it is not usable.
+//  - interleaved (kernel_id < 0): MPOL_WEIGHTED_INTERLEAVE over `usable` where
+//    the kernel has it (its weights decide; equal unless set), else
+//    MPOL_INTERLEAVE.
+Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps);
+
+// True if the kernel knows MPOL_WEIGHTED_INTERLEAVE: a zero-length mbind,
+// which checks the mode and changes nothing.
+bool ProbeWeightedInterleave();
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -21,9 +21,12 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-// Heaps of nodes 1..NumNodes()-1, made on first use; node 0's is
-// Static::pageheap(). Written under the page heap lock, read without it.
-PageHeap* g_heaps[kMaxNodes];
+// Heaps of regions 1.. (nodes 1..NumNodes()-1, then placed regions), made
+// on first use; node 0's is Static::pageheap(). Written under the page heap
+// lock, read without it.
+PageHeap* g_heaps[kRegions];
+// Set once a placed heap exists: sums and releases then visit them.
+bool g_placed_heaps;
 // The node heap where the next ReleaseAtLeastNPages over all nodes starts.
 int g_release_next;
 // Where node heaps 1.. come from (SetStorageForTest).
@@ -57,6 +60,9 @@ bool IsNodeHeap(const PageHeap* heap) {
   return heap == Static::pageheap() || g_making_node_heap;
 }
 
+// The shared page map, once made (a PageHeap::PageMap).
+void* g_shared_page_map;
+
 }  // namespace
 
 PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
@@ -67,6 +73,7 @@ PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
   if (!made) {
     storage.Construct(MetaDataAlloc);
     if (Active()) SkipClearingFreshLeaves(storage.get(), 0);
+    g_shared_page_map = storage.get();
     made = true;
   }
   return *storage.get();
@@ -86,29 +93,72 @@ PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
   return *storage.get();
 }
 
-// The heap of `node` if it exists.
-static PageHeap* ExistingHeap(int node) {
-  if (node == 0) return Static::pageheap();
-  return __atomic_load_n(&g_heaps[node], __ATOMIC_ACQUIRE);
+// The heap of region `id` if it exists.
+static PageHeap* ExistingHeap(int id) {
+  if (id == 0) return Static::pageheap();
+  return __atomic_load_n(&g_heaps[id], __ATOMIC_ACQUIRE);
 }
 
-PageHeap* NodeHeaps::Heap(int node) {
-  if (node < 0 || node >= NumNodes()) return nullptr;
-  PageHeap* heap = ExistingHeap(node);
+PageHeap* NodeHeaps::Heap(int id) {
+  const bool placed = IsPlacedRegion(id);
+  if (placed ? !PlacementStarted() : (id < 0 || id >= NumNodes())) {
+    return nullptr;
+  }
+  PageHeap* heap = ExistingHeap(id);
   if (heap != nullptr) return heap;
   SpinLockHolder l(Static::pageheap_lock());
-  heap = g_heaps[node];
+  heap = g_heaps[id];
   if (heap != nullptr) return heap;
-  // About 12.5 KiB of metadata per node; when there is none left, this node
+  // About 12.5 KiB of metadata per heap; when there is none left, this node
   // cannot serve and the others do (New borrows, small objects borrow).
   void* storage = g_storage(sizeof(PageHeap));
   if (storage == nullptr) return nullptr;
   g_making_node_heap = true;
   heap = new (storage) PageHeap(Static::sizemap()->min_span_size_in_pages());
   g_making_node_heap = false;
-  heap->numa_node_ = node;
-  __atomic_store_n(&g_heaps[node], heap, __ATOMIC_RELEASE);
+  heap->numa_node_ = id;
+  if (placed) {
+    // Placed regions' leaves of the shared page map, like node regions'.
+    SkipClearingFreshLeaves(static_cast<PageHeap::PageMap*>(g_shared_page_map),
+                            0);
+    __atomic_store_n(&g_placed_heaps, true, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&g_heaps[id], heap, __ATOMIC_RELEASE);
   return heap;
+}
+
+// The placed heaps that exist, for sums and releases: ids kFirstNamedRegion..
+template <typename Fn>
+static void ForEachPlacedHeap(Fn fn) {
+  if (!__atomic_load_n(&g_placed_heaps, __ATOMIC_ACQUIRE)) return;
+  for (int id = kFirstNamedRegion; id < kRegions; ++id) {
+    if (PageHeap* h = ExistingHeap(id)) fn(h);
+  }
+}
+
+Span* NodeHeaps::NewPlaced(int id, Length n) {
+  PageHeap* heap = Heap(id);
+  Span* span = heap != nullptr ? heap->New(n) : nullptr;
+  if (span == nullptr) errno = ENOMEM;
+  return span;
+}
+
+// A block of TCMALLOC_NUMA_INTERLEAVE_ABOVE or more, from the interleaved
+// heap; nullptr when interleaving is off or cannot serve (the caller then
+// serves it from a node's heap: the region code said why, once).
+static Span* NewInterleaved(Length n, Length align_pages) {
+  const uint64_t above = InterleaveAbove();
+  if (above == 0 || (static_cast<uint64_t>(n) << kPageShift) < above ||
+      !StartPlacement()) {
+    return nullptr;
+  }
+  const int saved_errno = errno;
+  PageHeap* heap = NodeHeaps::Heap(kInterleavedRegion);
+  Span* span = heap == nullptr    ? nullptr
+               : align_pages != 0 ? heap->NewAligned(n, align_pages)
+                                  : heap->New(n);
+  errno = saved_errno;
+  return span;
 }
 
 // Span of n pages (aligned to align_pages if not 0) from node's heap.
@@ -138,11 +188,13 @@ static Span* NewForThisThread(Length n, Length align_pages) {
 }
 
 Span* NodeHeaps::New(Length n) {
+  if (Span* span = NewInterleaved(n, 0)) return span;
   if (!Active()) return Static::pageheap()->New(n);
   return NewForThisThread(n, 0);
 }
 
 Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
+  if (Span* span = NewInterleaved(n, align_pages)) return span;
   if (!Active()) return Static::pageheap()->NewAligned(n, align_pages);
   return NewForThisThread(n, align_pages);
 }
@@ -153,9 +205,16 @@ Span* NodeHeaps::NewForList(int node, Length n, uint32_t cl) {
 }
 
 PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
-  if (heap->numa_node_ < 0 || !Active()) return heap;
-  PageHeap* owner = ExistingHeap(
-      OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift).node);
+  if (heap->numa_node_ < 0 || (!Active() && !PlacementStarted())) return heap;
+  const Owner o = OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift);
+  PageHeap* owner;
+  if (IsPlaced(o)) {
+    owner = ExistingHeap(PlacedRegionOf(o));
+  } else if (!Active()) {
+    return heap->numa_node_ == 0 ? heap : Static::pageheap();
+  } else {
+    owner = ExistingHeap(o.node);
+  }
   ASSERT(owner != nullptr);
   return owner;
 }
@@ -227,7 +286,8 @@ Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
 
 void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   const int node = heap->numa_node_;
-  if (node < 0 || !Active()) return;
+  // Placed memory is the program's choice: no node gives memory up for it.
+  if (node < 0 || IsPlacedRegion(node) || !Active()) return;
   ASSERT(Static::pageheap_lock()->IsHeld());
   const int nodes = NumNodes();
   uint64_t free_bytes[kMaxNodes] = {};
@@ -268,38 +328,53 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
 }
 
 Length NodeHeaps::ReleaseAtLeastNPages(PageHeap* heap, Length num_pages) {
-  if (heap->numa_node_ < 0 || !Active()) {
-    return heap->ReleaseAtLeastNPages(num_pages);
-  }
-  const int nodes = NumNodes();
+  if (heap->numa_node_ < 0) return heap->ReleaseAtLeastNPages(num_pages);
   Length released = 0;
-  for (int i = 0; i < nodes && released < num_pages; ++i) {
-    PageHeap* h = ExistingHeap(g_release_next);
-    g_release_next = (g_release_next + 1) % nodes;
-    if (h != nullptr) released += h->ReleaseAtLeastNPages(num_pages - released);
+  if (!Active()) {
+    released = heap->ReleaseAtLeastNPages(num_pages);
+  } else {
+    const int nodes = NumNodes();
+    for (int i = 0; i < nodes && released < num_pages; ++i) {
+      PageHeap* h = ExistingHeap(g_release_next);
+      g_release_next = (g_release_next + 1) % nodes;
+      if (h != nullptr) {
+        released += h->ReleaseAtLeastNPages(num_pages - released);
+      }
+    }
   }
+  ForEachPlacedHeap([&](PageHeap* h) {
+    if (released < num_pages) {
+      released += h->ReleaseAtLeastNPages(num_pages - released);
+    }
+  });
   return released;
 }
 
+// Adds one heap's stats to `sum`.
+static void AddStats(const PageHeap::Stats& s, PageHeap::Stats* sum) {
+  sum->system_bytes += s.system_bytes;
+  sum->free_bytes += s.free_bytes;
+  sum->unmapped_bytes += s.unmapped_bytes;
+  sum->committed_bytes += s.committed_bytes;
+  sum->scavenge_count += s.scavenge_count;
+  sum->commit_count += s.commit_count;
+  sum->total_commit_bytes += s.total_commit_bytes;
+  sum->decommit_count += s.decommit_count;
+  sum->total_decommit_bytes += s.total_decommit_bytes;
+  sum->reserve_count += s.reserve_count;
+  sum->total_reserve_bytes += s.total_reserve_bytes;
+}
+
 PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
-  if (heap->numa_node_ < 0 || !Active()) return heap->stats_;
+  if (heap->numa_node_ < 0 || (!Active() && !g_placed_heaps)) {
+    return heap->stats_;
+  }
   PageHeap::Stats sum;
   for (int i = 0; i < NumNodes(); ++i) {
     const PageHeap* h = ExistingHeap(i);
-    if (h == nullptr) continue;
-    const PageHeap::Stats& s = h->stats_;
-    sum.system_bytes += s.system_bytes;
-    sum.free_bytes += s.free_bytes;
-    sum.unmapped_bytes += s.unmapped_bytes;
-    sum.committed_bytes += s.committed_bytes;
-    sum.scavenge_count += s.scavenge_count;
-    sum.commit_count += s.commit_count;
-    sum.total_commit_bytes += s.total_commit_bytes;
-    sum.decommit_count += s.decommit_count;
-    sum.total_decommit_bytes += s.total_decommit_bytes;
-    sum.reserve_count += s.reserve_count;
-    sum.total_reserve_bytes += s.total_reserve_bytes;
+    if (h != nullptr) AddStats(h->stats_, &sum);
   }
+  ForEachPlacedHeap([&](PageHeap* h) { AddStats(h->stats_, &sum); });
   return sum;
 }
 
@@ -307,9 +382,11 @@ void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
   g_storage = alloc != nullptr ? alloc : MetaDataAlloc;
 }
 
-bool NodeHeaps::NodeStats(int node, PageHeap::Stats* stats) {
-  if (node < 0 || node >= NumNodes()) return false;
-  const PageHeap* h = ExistingHeap(node);
+bool NodeHeaps::NodeStats(int id, PageHeap::Stats* stats) {
+  if (id < 0 || id >= kRegions || (!IsPlacedRegion(id) && id >= NumNodes())) {
+    return false;
+  }
+  const PageHeap* h = ExistingHeap(id);
   if (h == nullptr) return false;
   *stats = h->stats_;
   return true;
@@ -327,6 +404,14 @@ void NodeHeaps::GetSmallSpanStats(PageHeap::SmallSpanStats* result) {
       result->returned_length[s] += node.returned_length[s];
     }
   }
+  ForEachPlacedHeap([&](PageHeap* h) {
+    PageHeap::SmallSpanStats placed;
+    h->GetSmallSpanStatsLocked(&placed);
+    for (int s = 0; s < kMaxPages; ++s) {
+      result->normal_length[s] += placed.normal_length[s];
+      result->returned_length[s] += placed.returned_length[s];
+    }
+  });
 }
 
 void NodeHeaps::GetLargeSpanStats(PageHeap::LargeSpanStats* result) {
@@ -340,6 +425,13 @@ void NodeHeaps::GetLargeSpanStats(PageHeap::LargeSpanStats* result) {
     result->normal_pages += node.normal_pages;
     result->returned_pages += node.returned_pages;
   }
+  ForEachPlacedHeap([&](PageHeap* h) {
+    PageHeap::LargeSpanStats placed;
+    h->GetLargeSpanStatsLocked(&placed);
+    result->spans += placed.spans;
+    result->normal_pages += placed.normal_pages;
+    result->returned_pages += placed.returned_pages;
+  });
 }
 
 }  // namespace numa

@@ -7,8 +7,11 @@
 //
 // Node 0's heap is the one upstream makes (Static::pageheap()); the others
 // are made from metadata the first time their node allocates, so a one-node
-// process carries none. A PageHeap made any other way (upstream's
-// page_heap_test makes its own) is not a node heap and keeps to itself.
+// process carries none. Memory the program places itself (a named node,
+// interleaved: numa/placed.h) has heaps of the same kind, one per placed
+// region (numa/region.h), made when first used, with or without the layer.
+// A PageHeap made any other way (upstream's page_heap_test makes its own) is
+// not a node heap and keeps to itself.
 //
 // Compiled only inside the patched gperftools tree, as src/numa/node_heaps.cc.
 #ifndef NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_
@@ -31,14 +34,22 @@ class NodeHeaps {
   static PageHeap::PageMapCache& PageMapCacheFor(const PageHeap* heap)
       ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // Node `node`'s heap, made on first use; nullptr if it cannot be made (out
-  // of metadata memory: that node then cannot serve, others do).
-  static PageHeap* Heap(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The heap of region `id` (a node's, or a placed one once placement
+  // started: numa/region.h), made on first use; nullptr if it cannot be made
+  // (out of metadata memory: a node then cannot serve, others do; a placed
+  // allocation fails).
+  static PageHeap* Heap(int id) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // A span of n pages from placed region `id`'s heap, for a large placed
+  // block; nullptr with errno ENOMEM when it can neither serve nor grow.
+  static Span* NewPlaced(int id, Length n) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // Page-level memory for the calling thread (large objects, sampled
   // objects, aligned blocks): from its node's heap, else borrowed from the
   // nearest nodes that can serve it (Borrow::kPages). nullptr with errno
-  // ENOMEM when no node can.
+  // ENOMEM when no node can. Blocks of TCMALLOC_NUMA_INTERLEAVE_ABOVE bytes
+  // or more come from the interleaved heap instead, with or without the
+  // layer (from the thread's node's if that cannot serve).
   static Span* New(Length n) ATTRIBUTE_VISIBILITY_HIDDEN;
   static Span* NewAligned(Length n,
                           Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
@@ -49,8 +60,9 @@ class NodeHeaps {
   static Span* NewForList(int node, Length n,
                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // The heap that takes `span` back: its owner's (OwnerOf); `heap` itself
-  // when that is not a node heap or the layer is off.
+  // The heap that takes `span` back: its owner's (OwnerOf), placed memory's
+  // always; `heap` itself when that is not a node heap, or for unplaced
+  // memory while the layer is off.
   static PageHeap* OwnerHeap(PageHeap* heap,
                              const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
 
@@ -73,20 +85,23 @@ class NodeHeaps {
   static void BeforeGrowth(PageHeap* heap, Length pages,
                            bool growth) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // ReleaseAtLeastNPages over every node's heap, round robin (`heap`'s alone
-  // when it is not a node heap). Requires the page heap lock.
+  // ReleaseAtLeastNPages over every node's heap, round robin, then the
+  // placed heaps (`heap`'s alone when it is not a node heap). Requires the
+  // page heap lock.
   static Length ReleaseAtLeastNPages(PageHeap* heap, Length num_pages)
       ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // `heap`'s stats, summed over every node's heap when it is a node heap.
+  // `heap`'s stats, summed over every node's heap and every placed heap when
+  // it is a node heap.
   static PageHeap::Stats Stats(const PageHeap* heap)
       ATTRIBUTE_VISIBILITY_HIDDEN;
-  // One node's stats; false if that node has no heap yet.
+  // One region's heap's stats (a node's, or a placed region's); false if
+  // it has no heap yet.
   static bool NodeStats(int node,
                         PageHeap::Stats* stats) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // The free-span histograms of every node's heap, summed. Require the
-  // page heap lock.
+  // The free-span histograms of every node's and placed heap, summed.
+  // Require the page heap lock.
   static void GetSmallSpanStats(PageHeap::SmallSpanStats* result)
       ATTRIBUTE_VISIBILITY_HIDDEN;
   static void GetLargeSpanStats(PageHeap::LargeSpanStats* result)

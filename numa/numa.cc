@@ -19,6 +19,7 @@ namespace tcmalloc {
 namespace numa {
 
 internal::SmallObjects internal::g_small_objects = {1, false, false};
+bool internal::g_placement_started;
 
 namespace {
 
@@ -32,6 +33,7 @@ struct State {
   RemoteFree remote_free;
   Migration migration;
   uint64_t max_stranded_bytes;
+  uint64_t interleave_above;
   int num_nodes;
   int cpu_nodes;  // with small-object lists (NumCpuNodes)
   // Nodes whose fresh memory `local` leaves to first touch: CPU nodes that
@@ -150,13 +152,15 @@ void RecordTaskPolicy(const KernelView& view, BindPolicy policy) {
 
 // ApplyBinding may clear home_node from another thread's bind.
 KernelCaps LoadCaps() {
-  return KernelCaps{__atomic_load_n(&g_state.caps.home_node, __ATOMIC_RELAXED)};
+  return KernelCaps{__atomic_load_n(&g_state.caps.home_node, __ATOMIC_RELAXED),
+                    false};
 }
 
 // Init's body: reads topology under `root`.
 void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   Reset();
   const Config config = ParseConfig(getenv_fn);
+  g_state.interleave_above = config.interleave_above;
   // TCMALLOC_NUMA=0: vanilla, so no syscall beyond reading the environment.
   if (config.mode == Mode::kOff) return;
   g_state.policy = config.policy;
@@ -219,7 +223,10 @@ void InitForTest(const char* sysfs_root, uint64_t allowed,
       KernelView{false, allowed, task_policy, task_policy_nodes, home_node});
 }
 
-void ResetForTest() { Reset(); }
+void ResetForTest() {
+  Reset();
+  ResetPlacementForTest();
+}
 
 bool Active() { return g_state.active; }
 
@@ -278,9 +285,9 @@ bool BindRange(void* start, size_t len, int node) {
   return ApplyBinding(start, len, b, &g_state.caps, &g_state.counters);
 }
 
-void* GrowRegion(int node, size_t bytes, size_t* actual) {
-  if (!g_state.active || node < 0 || node >= g_state.num_nodes) return nullptr;
-  return RegionGrow(node, bytes, actual);
+void* GrowRegion(int id, size_t bytes, size_t* actual) {
+  if (!HasRegion(id)) return nullptr;
+  return RegionGrow(id, bytes, actual);
 }
 
 bool ShrinkRegion(int node, void* start, size_t bytes) {
@@ -333,6 +340,94 @@ void AddToCounter(Counter c, uint64_t n) {
 uint64_t CounterValue(Counter c) {
   return __atomic_load_n(&g_state.counters_by_kind[static_cast<int>(c)],
                          __ATOMIC_RELAXED);
+}
+
+// --- Placement: memory the program places itself. ---
+
+namespace {
+
+// Written once, under g_placement_lock, before g_placement_started says so.
+struct Placement {
+  uint64_t nodes;  // kernel ids
+  KernelCaps caps;
+  bool tried;
+  bool ok;
+};
+Placement g_placement;
+int g_placement_lock;
+// Zero-initialized, 12 KiB: the topology read when the layer is off.
+Topology g_placement_topo;
+
+// The usable nodes with the layer off: the cpuset's, narrowed by a membind
+// task policy, that have memory. One node (0) when the kernel has no NUMA
+// support to ask: a one-node machine places everything on node 0.
+uint64_t ReadPlacementNodes() {
+  uint64_t allowed;
+  if (!QueryAllowedMems(&allowed)) return 1;
+  int mode;
+  uint64_t policy_nodes;
+  if (QueryTaskPolicy(&mode, &policy_nodes) && mode == MPOL_BIND) {
+    allowed &= policy_nodes;
+  }
+  if (PopCount(allowed) < 2) return allowed;
+  Topology& t = g_placement_topo;
+  if (!ReadSysfsTopology(kSysfsNodeRoot, allowed, &t) || !FinishTopology(&t)) {
+    ClearTopology(&t);
+    return allowed;
+  }
+  return t.usable;
+}
+
+// The placed regions' binder (numa/region.h, SetPlacedBinder).
+bool BindPlaced(void* start, size_t len, int id) {
+  if (g_state.fake) {
+    // Fake nodes do not exist in the kernel: never bind to them.
+    BumpCounter(&g_state.counters.skipped);
+    return true;
+  }
+  const int kernel_id = id == kInterleavedRegion ? -1 : id - kFirstNamedRegion;
+  const Binding b =
+      DecidePlacedBinding(kernel_id, g_placement.nodes, g_placement.caps);
+  return ApplyBinding(start, len, b, &g_placement.caps, &g_state.counters);
+}
+
+}  // namespace
+
+bool StartPlacement() {
+  if (PlacementStarted()) return true;
+  while (__atomic_exchange_n(&g_placement_lock, 1, __ATOMIC_ACQUIRE) != 0) {
+    RawSyscall(SYS_sched_yield);
+  }
+  if (!g_placement.tried) {
+    g_placement.tried = true;
+    g_placement.nodes =
+        g_state.active ? g_state.topo.usable : ReadPlacementNodes();
+    g_placement.caps.weighted_interleave =
+        !g_state.fake && ProbeWeightedInterleave();
+    g_placement.ok = g_placement.nodes != 0;
+    if (g_placement.ok) {
+      SetPlacedBinder(BindPlaced);
+      __atomic_store_n(&internal::g_placement_started, true, __ATOMIC_RELEASE);
+    }
+  }
+  const bool ok = g_placement.ok;
+  __atomic_store_n(&g_placement_lock, 0, __ATOMIC_RELEASE);
+  return ok;
+}
+
+uint64_t PlacementNodes() { return PlacementStarted() ? g_placement.nodes : 0; }
+
+uint64_t InterleaveAbove() { return g_state.interleave_above; }
+
+bool HasRegion(int id) {
+  if (IsPlacedRegion(id)) return PlacementStarted();
+  return g_state.active && id >= 0 && id < g_state.num_nodes;
+}
+
+void ResetPlacementForTest() {
+  __atomic_store_n(&internal::g_placement_started, false, __ATOMIC_RELEASE);
+  g_placement = Placement{};
+  SetPlacedBinder(nullptr);
 }
 
 }  // namespace numa

@@ -25,6 +25,7 @@
 #include "numa/nodes.h"
 #include "numa/owner.h"
 #include "numa/policy.h"
+#include "numa/region.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -77,9 +78,10 @@ NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
 // node the process may not use), and a real topology. False when off.
 NUMA_TCMALLOC_HIDDEN bool FirstTouchNode(int node);
 
-// Commits at least `bytes` more of `node`'s region; see RegionGrow in
-// numa/region.h. nullptr when off or the region cannot grow.
-NUMA_TCMALLOC_HIDDEN void* GrowRegion(int node, size_t bytes, size_t* actual);
+// Commits at least `bytes` more of region `id` (a node's, or a placed one:
+// numa/region.h); see RegionGrow. nullptr when it has no region (HasRegion)
+// or the region cannot grow.
+NUMA_TCMALLOC_HIDDEN void* GrowRegion(int id, size_t bytes, size_t* actual);
 
 // Gives a released range of `node`'s region back to it (RegionReturn in
 // numa/region.h), so it leaves the heap's size. False if it cannot; the range
@@ -107,6 +109,8 @@ struct SmallObjects {
   bool strays;  // several sets of lists, and caches that do not sort by owner
 };
 NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
+// Set once StartPlacement succeeded; never cleared but by tests.
+NUMA_TCMALLOC_HIDDEN extern bool g_placement_started;
 }  // namespace internal
 
 // The CPU nodes whose central lists the allocator has actually built: 1
@@ -132,10 +136,46 @@ inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
 // its owner's list, and the lists need not look.
 inline bool StraysPossible() { return internal::g_small_objects.strays; }
 
-// The node whose central lists take `object`: its owner, or 0 when all
-// nodes share one set of lists.
+// --- Memory the program places itself (numa/placed.h has the API). ---
+
+// Starts placement: finds the kernel nodes the process may place memory on
+// (the layer's usable nodes, or, with the layer off, the cpuset's nodes that
+// have memory, narrowed by a membind task policy, read now), probes weighted
+// interleave and gives the placed regions (numa/region.h) their binder. The
+// first call decides; later ones return its answer. False if no node could
+// be found: placed allocations then fail with ENOMEM.
+NUMA_TCMALLOC_HIDDEN bool StartPlacement();
+// True once StartPlacement succeeded: placed memory may exist.
+inline bool PlacementStarted() {
+  return __atomic_load_n(&internal::g_placement_started, __ATOMIC_ACQUIRE);
+}
+// The kernel node ids placement may use, bit k for node k (0 before
+// StartPlacement succeeded).
+NUMA_TCMALLOC_HIDDEN uint64_t PlacementNodes();
+// TCMALLOC_NUMA_INTERLEAVE_ABOVE in bytes; 0 when off.
+NUMA_TCMALLOC_HIDDEN uint64_t InterleaveAbove();
+// True when region `id` (numa/region.h) may grow: a node region while the
+// layer is active, a placed region once placement started.
+NUMA_TCMALLOC_HIDDEN bool HasRegion(int id);
+// The region of placed memory owned as `o` (IsPlaced(o)).
+inline int PlacedRegionOf(Owner o) {
+  return o.kind == MemoryKind::kInterleaved ? kInterleavedRegion
+                                            : NamedRegion(o.node);
+}
+
+// The node whose central lists take `object`, a node's memory (not placed
+// memory): its owner, or 0 when all nodes share one set of lists.
 inline int ListNodeOf(const void* object) {
   return NodesWithCentralLists() == 1 ? 0 : OwnerOf(object).node;
+}
+
+// The central lists that take `object`, of any kind: ListNodeOf's, or, for
+// placed memory, its region's (numa/central_lists.h).
+inline int ListOwnerOf(const void* object) {
+  if (NodesWithCentralLists() == 1 && !PlacementStarted()) return 0;
+  const Owner o = OwnerOf(object);
+  if (__builtin_expect(IsPlaced(o), 0)) return PlacedRegionOf(o);
+  return NodesWithCentralLists() == 1 ? 0 : o.node;
 }
 
 // The value the page map caches for an object of class cl owned by `node`.

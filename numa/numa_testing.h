@@ -25,6 +25,10 @@ NUMA_TCMALLOC_HIDDEN void InitForTest(const char* sysfs_root, uint64_t allowed,
 // Back to the state before any Init: inactive, counters zero.
 NUMA_TCMALLOC_HIDDEN void ResetForTest();
 
+// Forgets that placement started (ResetForTest does too); the placed
+// regions keep what they reserved.
+NUMA_TCMALLOC_HIDDEN void ResetPlacementForTest();
+
 }  // namespace numa
 }  // namespace tcmalloc
 

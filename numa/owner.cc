@@ -5,25 +5,28 @@
 namespace tcmalloc {
 namespace numa {
 
-internal::Window internal::g_windows[kWindows];
+internal::Slot internal::g_slots[kSlots];
 
 void SetOwner(uintptr_t begin, size_t size, MemoryKind kind, int node) {
-  const uintptr_t w = begin >> kWindowShift;
-  if (w >= kWindows) return;
-  internal::Window& win = internal::g_windows[w];
-  if (win.size == 0) {
-    win.begin = begin;
-    win.kind = kind;
-    win.node = static_cast<uint8_t>(node);
+  if (size == 0) return;
+  const uintptr_t end = begin + size;
+  for (uintptr_t s = begin >> kSlotShift;
+       s < static_cast<uintptr_t>(kSlots) && (s << kSlotShift) < end; ++s) {
+    internal::Slot& slot = internal::g_slots[s];
+    if (slot.size == 0) {
+      slot.begin = begin;
+      slot.kind = kind;
+      slot.node = static_cast<uint8_t>(node);
+    }
+    // The start, kind and node are visible before the size that uses them.
+    __atomic_store_n(&slot.size, end - slot.begin, __ATOMIC_RELEASE);
   }
-  // The start, kind and node are visible before the size that uses them.
-  __atomic_store_n(&win.size, begin + size - win.begin, __ATOMIC_RELEASE);
 }
 
 void ClearOwners() {
-  for (internal::Window& win : internal::g_windows) {
-    __atomic_store_n(&win.size, uintptr_t{0}, __ATOMIC_RELEASE);
-    win = internal::Window{};
+  for (internal::Slot& slot : internal::g_slots) {
+    __atomic_store_n(&slot.size, uintptr_t{0}, __ATOMIC_RELEASE);
+    slot = internal::Slot{};
   }
 }
 

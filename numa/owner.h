@@ -4,25 +4,32 @@
 // class in the page map's cache, a thread cache's bounds of its own region)
 // are written from it.
 //
-// The address space below 64 TiB is cut into windows of 1 TiB. The layer
-// gives a window to a node: the node's region grows upward inside it
-// (numa/region.h), and the part reserved so far is the node's memory. The
-// owner table records, per window, where that part starts, how long it is
-// and whose it is; it only grows while the process runs.
+// The address space below 81 TiB is laid out in advance:
+//  - window n, [n TiB, (n + 1) TiB) for n < 64: node n's region, where its
+//    page heap grows (numa/region.h);
+//  - [64 TiB, 80 TiB): memory placed on a node the program names
+//    (tc_numa_malloc_onnode), 256 GiB for each kernel node id;
+//  - [80 TiB, 81 TiB): interleaved memory (tc_numa_malloc_interleaved).
+// Each region reserves address space from the start of its part as it
+// grows. The owner table records, per 256 GiB slot, the reserved part of
+// the region that lies there: where it starts, how long it is and whose it
+// is; it only grows while the process runs.
 //
 // OwnerOf's whole domain:
 //  - an address inside the reserved part of a node's region:
-//    {MemoryKind::kNode, node}; the layer bound those pages to the node.
+//    {MemoryKind::kNode, node}: that node's page heap's memory, placed by
+//    the node's policy (numa/config.h, BindPolicy);
+//  - inside the reserved part of a named-node region:
+//    {MemoryKind::kNamed, kernel node id}, bound strictly to that node;
+//  - inside the interleaved region: {MemoryKind::kInterleaved, 0};
 //  - any other address: {MemoryKind::kUnplaced, 0}. That is all heap memory
-//    while the layer is off (one node, TCMALLOC_NUMA=0, regions refused),
-//    memory from a user SysAllocator (it always goes to node 0's heap, as
-//    its owner cannot be told from its address), and addresses that are not
-//    heap memory at all. The kernel's first touch placed unplaced pages;
-//    node 0's heap holds them.
+//    while the layer is off (one node, TCMALLOC_NUMA=0, regions refused)
+//    but the placed kinds above, memory from a user SysAllocator (it always
+//    goes to node 0's heap, as its owner cannot be told from its address),
+//    and addresses that are not heap memory at all. The kernel's first touch
+//    placed unplaced pages; node 0's heap holds them.
 //  No heap memory predates the layer: numa::Init runs before the page heap
-//  exists. Other kinds of memory (memory placed on a node the program
-//  names, interleaved memory) would take windows of their own and a kind of
-//  their own here.
+//  exists.
 //
 // Inside the gperftools tree this file lives at src/numa/owner.h.
 #ifndef NUMA_TCMALLOC_NUMA_OWNER_H_
@@ -39,13 +46,26 @@ namespace numa {
 // Window w is [w << kWindowShift, (w + 1) << kWindowShift).
 inline constexpr int kWindowShift = 40;
 inline constexpr uintptr_t kWindowSize = uintptr_t{1} << kWindowShift;
-// Windows below 64 TiB, far below where Linux puts mmaps, the stack and PIE
-// executables on 47-bit and 48-bit address spaces.
+// Node windows below 64 TiB, far below where Linux puts mmaps, the stack and
+// PIE executables (above 85 TiB) on 47-bit and 48-bit address spaces.
 inline constexpr int kWindows = 64;
+// Named-node memory: one part of kNamedPartSize per kernel node id.
+inline constexpr uintptr_t kNamedBase = uintptr_t{64} << kWindowShift;
+inline constexpr uintptr_t kNamedPartSize = uintptr_t{256} << 30;
+// Interleaved memory: one window.
+inline constexpr uintptr_t kInterleavedBase = uintptr_t{80} << kWindowShift;
+// Every address of placed memory lies in [kNamedBase, kPlacedEnd).
+inline constexpr uintptr_t kPlacedEnd = kInterleavedBase + kWindowSize;
+// The owner table's slots.
+inline constexpr int kSlotShift = 38;  // 256 GiB
+inline constexpr int kSlots =
+    static_cast<int>((kInterleavedBase + kWindowSize) >> kSlotShift);
 
 enum class MemoryKind : uint8_t {
-  kUnplaced,  // not placed by the layer: node 0's heap, first touch
-  kNode,      // a node's region: bound to that node
+  kUnplaced,     // not placed by the layer: node 0's heap, first touch
+  kNode,         // a node's region (node: the layer's node index)
+  kNamed,        // placed on a node the program named (node: kernel id)
+  kInterleaved,  // spread over the usable nodes
 };
 
 struct Owner {
@@ -53,26 +73,32 @@ struct Owner {
   uint8_t node;
 };
 
+// Memory the program placed itself (named node, interleaved): its own heaps
+// and lists, never handed out as another kind.
+inline bool IsPlaced(Owner o) {
+  return o.kind == MemoryKind::kNamed || o.kind == MemoryKind::kInterleaved;
+}
+
 namespace internal {
-// One window's owned part: [begin, begin + size). size is 0 until the window
-// has an owner, and only grows; relaxed atomics, as a reader only needs to
-// see the part that held the address when the address was handed out, which
-// the page heap lock ordered before.
-struct Window {
+// A region's reserved part, in every slot it overlaps: [begin, begin +
+// size). size is 0 until the slot has an owner, and only grows; relaxed
+// atomics, as a reader only needs to see the part that held the address when
+// the address was handed out, which the page heap lock ordered before.
+struct Slot {
   uintptr_t begin;
   uintptr_t size;
   MemoryKind kind;
   uint8_t node;
 };
-NUMA_TCMALLOC_HIDDEN extern Window g_windows[kWindows];
+NUMA_TCMALLOC_HIDDEN extern Slot g_slots[kSlots];
 }  // namespace internal
 
 inline Owner OwnerOf(uintptr_t addr) {
-  const uintptr_t w = addr >> kWindowShift;
-  if (w < kWindows) {
-    const internal::Window& win = internal::g_windows[w];
-    const uintptr_t size = __atomic_load_n(&win.size, __ATOMIC_ACQUIRE);
-    if (addr - win.begin < size) return Owner{win.kind, win.node};
+  const uintptr_t s = addr >> kSlotShift;
+  if (s < static_cast<uintptr_t>(kSlots)) {
+    const internal::Slot& slot = internal::g_slots[s];
+    const uintptr_t size = __atomic_load_n(&slot.size, __ATOMIC_ACQUIRE);
+    if (addr - slot.begin < size) return Owner{slot.kind, slot.node};
   }
   return Owner{MemoryKind::kUnplaced, 0};
 }
@@ -81,22 +107,35 @@ inline Owner OwnerOf(const void* ptr) {
   return OwnerOf(reinterpret_cast<uintptr_t>(ptr));
 }
 
-// The owned part of window w: [*begin, *begin + *size), size 0 if none. A
-// copy of it stays right while the part grows: it only ever grows.
+// The reserved part of node window w's region: [*begin, *begin + *size),
+// size 0 if none. A copy of it stays right while the part grows: it only
+// ever grows.
 inline void OwnedPart(int w, uintptr_t* begin, uintptr_t* size) {
-  const internal::Window& win = internal::g_windows[w];
-  *size = __atomic_load_n(&win.size, __ATOMIC_ACQUIRE);
-  *begin = win.begin;
+  // The region starts in one of the window's slots (node 0's past the brk
+  // heap, the others past a guard); that slot's entry holds the whole part.
+  constexpr int kSlotsPerWindow = 1 << (kWindowShift - kSlotShift);
+  *begin = 0;
+  *size = 0;
+  for (int i = 0; i < kSlotsPerWindow; ++i) {
+    const internal::Slot& slot = internal::g_slots[w * kSlotsPerWindow + i];
+    const uintptr_t s = __atomic_load_n(&slot.size, __ATOMIC_ACQUIRE);
+    if (s != 0) {
+      *size = s;
+      *begin = slot.begin;
+      return;
+    }
+  }
 }
 
-// The owned part of the window that holds `begin`: [begin, begin + size),
-// `node`'s memory of `kind`. The first call for a window sets its start;
-// later calls may only extend it (the region reserved more). Called during
-// Init and under the page heap lock, never concurrently.
+// A region's reserved part: [begin, begin + size), `node`'s memory of
+// `kind`. The first call for a region sets its start; later calls may only
+// extend it (the region reserved more). Called during Init and under the
+// page heap lock, never concurrently; a part at or above the last slot is
+// not recorded.
 NUMA_TCMALLOC_HIDDEN void SetOwner(uintptr_t begin, size_t size,
                                    MemoryKind kind, int node);
 
-// Forgets every window's owner (the layer stays off; tests).
+// Forgets every region's owner (the layer stays off; tests).
 NUMA_TCMALLOC_HIDDEN void ClearOwners();
 
 }  // namespace numa

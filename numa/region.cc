@@ -33,21 +33,26 @@ struct Region {
   // touching one another or committed_end (RegionReturn merges them).
   int num_holes;
   Hole holes[kMaxHoles];
-  int kernel_id;  // the node's, for messages
+  int kernel_id;  // the node's, for messages; -1 for interleaved memory
 };
 
-Region g_regions[kMaxNodes];
+Region g_regions[kRegions];
 bool g_reserved;
 BindFn g_bind;
+BindFn g_placed_bind;
 uint64_t g_failures;
 bool g_warned;
+bool g_warned_placed;
 
 // "tcmalloc: <what> node <id> (errno <err>)<tail>\n" on stderr, the first
-// time only: a process that keeps hitting a limit says so once. <id> is the
-// kernel's node id, as users know it.
-void WarnOnce(const char* what, int kernel_id, int err, const char* tail) {
-  if (g_warned) return;
-  g_warned = true;
+// time only for node regions and for placed ones: a process that keeps
+// hitting a limit says so once. <id> is the kernel's node id, as users know
+// it; interleaved memory says so instead.
+void WarnOnce(const char* what, int id, int err, const char* tail) {
+  bool* warned = IsPlacedRegion(id) ? &g_warned_placed : &g_warned;
+  if (*warned) return;
+  *warned = true;
+  const int kernel_id = g_regions[id].kernel_id;
   char line[256];
   size_t len = 0;
   auto put = [&](const char* s) {
@@ -64,8 +69,12 @@ void WarnOnce(const char* what, int kernel_id, int err, const char* tail) {
   };
   put("tcmalloc: ");
   put(what);
-  put(" node ");
-  put_int(kernel_id);
+  if (id == kInterleavedRegion) {
+    put(" interleaved memory");
+  } else {
+    put(IsPlacedRegion(id) ? " named node " : " node ");
+    put_int(kernel_id);
+  }
   put(" (errno ");
   put_int(err);
   put(")");
@@ -76,9 +85,28 @@ void WarnOnce(const char* what, int kernel_id, int err, const char* tail) {
 
 void CountFailure() { __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED); }
 
-// Reserves [r->reserved_end, +bytes) PROT_NONE, binds it to node and records
-// it as the node's. Returns 0 or the errno the kernel gave.
-int Reserve(Region* r, int node, size_t bytes) {
+// What a region that cannot grow means for its allocations.
+const char* Tail(int id) {
+  return IsPlacedRegion(id) ? "; allocations placed there fail"
+                            : "; its heap borrows the nearest nodes' memory";
+}
+
+MemoryKind KindOf(int id) {
+  if (id == kInterleavedRegion) return MemoryKind::kInterleaved;
+  return IsPlacedRegion(id) ? MemoryKind::kNamed : MemoryKind::kNode;
+}
+
+// The node an owner entry names: the layer's node for node regions, the
+// kernel's for named ones.
+int OwnerNode(int id) {
+  if (id == kInterleavedRegion) return 0;
+  return IsPlacedRegion(id) ? id - kFirstNamedRegion : id;
+}
+
+// Reserves [r->reserved_end, +bytes) PROT_NONE, binds it as region id's
+// memory and records it as the region's. Returns 0 or the errno the kernel
+// gave.
+int Reserve(Region* r, int id, size_t bytes) {
   const uintptr_t hint = r->reserved_end;
   long p = RawSyscall(SYS_mmap, static_cast<long>(hint),
                       static_cast<long>(bytes), PROT_NONE,
@@ -91,10 +119,11 @@ int Reserve(Region* r, int node, size_t bytes) {
     return EEXIST;
   }
   // A refused bind is counted by the binder and not fatal: the memory is
-  // still this node's, placed by first touch.
-  g_bind(reinterpret_cast<void*>(hint), bytes, node);
+  // still this region's, placed by first touch.
+  const BindFn bind = IsPlacedRegion(id) ? g_placed_bind : g_bind;
+  if (bind != nullptr) bind(reinterpret_cast<void*>(hint), bytes, id);
   r->reserved_end += bytes;
-  SetOwner(r->begin, r->reserved_end - r->begin, MemoryKind::kNode, node);
+  SetOwner(r->begin, r->reserved_end - r->begin, KindOf(id), OwnerNode(id));
   return 0;
 }
 
@@ -170,10 +199,21 @@ void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
 
 }  // namespace
 
-void RegionWindow(int node, uintptr_t* begin, uintptr_t* end) {
-  const uintptr_t window = static_cast<uintptr_t>(node) << kWindowShift;
-  *begin = node == 0 ? kNode0RegionStart : window + kRegionGuard;
-  *end = window + kWindowSize;
+void RegionWindow(int id, uintptr_t* begin, uintptr_t* end) {
+  if (id == kInterleavedRegion) {
+    *begin = kInterleavedBase + kRegionGuard;
+    *end = kInterleavedBase + kWindowSize;
+  } else if (IsPlacedRegion(id)) {
+    const uintptr_t part =
+        kNamedBase +
+        static_cast<uintptr_t>(id - kFirstNamedRegion) * kNamedPartSize;
+    *begin = part + kRegionGuard;
+    *end = part + kNamedPartSize;
+  } else {
+    const uintptr_t window = static_cast<uintptr_t>(id) << kWindowShift;
+    *begin = id == 0 ? kNode0RegionStart : window + kRegionGuard;
+    *end = window + kWindowSize;
+  }
 }
 
 size_t CommitBytes(size_t bytes, size_t page_size) {
@@ -204,7 +244,7 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
     const int err = Reserve(r, node, kFirstReserve);
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot reserve the NUMA address region of", r->kernel_id, err,
+      WarnOnce("cannot reserve the NUMA address region of", node, err,
                "; the NUMA layer stays off");
       for (int i = 0; i < kMaxNodes; ++i) Unreserve(&g_regions[i]);
       ClearOwners();
@@ -219,10 +259,29 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
 
 bool RegionsReserved() { return g_reserved; }
 
-void* RegionGrow(int node, size_t bytes, size_t* actual) {
-  if (!g_reserved || node < 0 || node >= kMaxNodes) return nullptr;
-  Region* r = &g_regions[node];
-  if (r->reserved_end == r->begin) return nullptr;
+void SetPlacedBinder(BindFn bind) { g_placed_bind = bind; }
+
+// A placed region's start, made at its first growth: reserved like a node
+// region's first chunk, nothing else to undo if that fails.
+static bool StartPlacedRegion(int id) {
+  Region* r = &g_regions[id];
+  if (r->begin != 0) return true;
+  if (g_placed_bind == nullptr) return false;
+  RegionWindow(id, &r->begin, &r->end);
+  r->kernel_id = id == kInterleavedRegion ? -1 : id - kFirstNamedRegion;
+  r->reserved_end = r->committed_end = r->begin;
+  r->next_reserve = kFirstReserve;
+  return true;
+}
+
+void* RegionGrow(int id, size_t bytes, size_t* actual) {
+  if (id < 0 || id >= kRegions) return nullptr;
+  if (IsPlacedRegion(id) ? !StartPlacedRegion(id) : !g_reserved) {
+    return nullptr;
+  }
+  Region* r = &g_regions[id];
+  if (r->begin == 0) return nullptr;
+  if (r->reserved_end == r->begin && !IsPlacedRegion(id)) return nullptr;
   const size_t size = CommitBytes(bytes, getpagesize());
   const int hole = size == 0 ? -1 : FindHole(*r, size);
   if (hole >= 0) {
@@ -230,9 +289,8 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
     const int err = Protect(start, size, PROT_READ | PROT_WRITE);
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot commit memory in the NUMA address region of",
-               r->kernel_id, err,
-               "; its heap borrows the nearest nodes' memory");
+      WarnOnce("cannot commit memory in the NUMA address region of", id, err,
+               Tail(id));
       return nullptr;
     }
     r->holes[hole].begin += size;
@@ -245,8 +303,7 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
     // only needs more than is left means the node's window is full.
     if (size != 0 && size <= r->end - r->begin) {
       CountFailure();
-      WarnOnce("the NUMA address region is full on", r->kernel_id, ENOMEM,
-               "; its heap borrows the nearest nodes' memory");
+      WarnOnce("the NUMA address region is full on", id, ENOMEM, Tail(id));
     }
     return nullptr;
   }
@@ -254,15 +311,14 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
     const size_t need = r->committed_end + size - r->reserved_end;
     const size_t room = r->end - r->reserved_end;
     size_t chunk = ReserveBytes(need, r->next_reserve, room);
-    int err = Reserve(r, node, chunk);
+    int err = Reserve(r, id, chunk);
     if (err == ENOMEM && chunk > need) {
       // An address-space limit (ulimit -v): ask for no more than needed.
-      err = Reserve(r, node, need);
+      err = Reserve(r, id, need);
     }
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot extend the NUMA address region of", r->kernel_id, err,
-               "; its heap borrows the nearest nodes' memory");
+      WarnOnce("cannot extend the NUMA address region of", id, err, Tail(id));
       return nullptr;
     }
     if (r->next_reserve < kReserveMax) r->next_reserve *= 2;
@@ -271,8 +327,8 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
   if (err != 0) {
     // Strict overcommit (vm.overcommit_memory=2) refuses the commit charge.
     CountFailure();
-    WarnOnce("cannot commit memory in the NUMA address region of", r->kernel_id,
-             err, "; its heap borrows the nearest nodes' memory");
+    WarnOnce("cannot commit memory in the NUMA address region of", id, err,
+             Tail(id));
     return nullptr;
   }
   void* result = reinterpret_cast<void*>(r->committed_end);
@@ -281,9 +337,10 @@ void* RegionGrow(int node, size_t bytes, size_t* actual) {
   return result;
 }
 
-bool RegionReturn(int node, uintptr_t start, size_t bytes) {
-  if (!g_reserved || node < 0 || node >= kMaxNodes || bytes == 0) return false;
-  Region* r = &g_regions[node];
+bool RegionReturn(int id, uintptr_t start, size_t bytes) {
+  if (id < 0 || id >= kRegions || bytes == 0) return false;
+  Region* r = &g_regions[id];
+  if (r->reserved_end == r->begin) return false;
   const uintptr_t end = start + bytes;
   const uintptr_t page_mask = static_cast<uintptr_t>(getpagesize()) - 1;
   if (start < r->begin || end > r->committed_end || end < start ||
@@ -305,9 +362,9 @@ bool RegionReturn(int node, uintptr_t start, size_t bytes) {
   return true;
 }
 
-bool GetRegionStats(int node, RegionStats* out) {
-  if (!g_reserved || node < 0 || node >= kMaxNodes) return false;
-  const Region& r = g_regions[node];
+bool GetRegionStats(int id, RegionStats* out) {
+  if (id < 0 || id >= kRegions) return false;
+  const Region& r = g_regions[id];
   if (r.reserved_end == r.begin) return false;
   out->begin = r.begin;
   out->end = r.end;

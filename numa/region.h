@@ -1,6 +1,8 @@
-// Node regions: while the layer is active, each node's page heap grows only
+// Regions: while the layer is active, each node's page heap grows only
 // inside its own window of the address space (numa/owner.h), so an
-// address's owner follows from the address.
+// address's owner follows from the address. Memory the program places
+// itself (a named node, interleaved) has regions of its own, with or without
+// the layer, made when first used.
 //
 // A region is reserved PROT_NONE in chunks that follow each other (so the
 // kernel merges them into one mapping), each bound to its node once, when it
@@ -30,8 +32,21 @@
 namespace tcmalloc {
 namespace numa {
 
-// Node n's region lies in window n (numa/owner.h).
+// Region ids: node n's region (n < kMaxNodes) lies in window n; the region
+// of memory placed on kernel node k is NamedRegion(k); interleaved memory has
+// kInterleavedRegion (numa/owner.h has the layout).
 static_assert(kWindows >= kMaxNodes, "a window for every node");
+inline constexpr int kFirstNamedRegion = kMaxNodes;
+inline constexpr int kInterleavedRegion = 2 * kMaxNodes;
+inline constexpr int kRegions = kInterleavedRegion + 1;
+inline constexpr int NamedRegion(int kernel_id) {
+  return kFirstNamedRegion + kernel_id;
+}
+inline constexpr bool IsPlacedRegion(int id) {
+  return id >= kFirstNamedRegion && id < kRegions;
+}
+static_assert(kNamedBase + kMaxNodes * kNamedPartSize <= kInterleavedBase,
+              "a named part for every kernel node id");
 // Node 0's window starts at address 0, where non-PIE executables and their
 // brk heap live; its region starts higher up, 1 GiB past a 2 GiB boundary
 // like every other region (kRegionGuard), so that the page before the region,
@@ -55,8 +70,8 @@ inline constexpr size_t kReserveMax = size_t{64} << 30;
 // another hole stays committed (released, so it costs no memory).
 inline constexpr int kMaxHoles = 16;
 
-// The part of node's window its region may use: [*begin, *end).
-void RegionWindow(int node, uintptr_t* begin, uintptr_t* end);
+// The part of the address space region `id` may use: [*begin, *end).
+void RegionWindow(int id, uintptr_t* begin, uintptr_t* end);
 
 // `bytes` rounded up to whole commit granules and whole kernel pages of
 // `page_size` (a power of two; getpagesize() in the allocator).
@@ -67,9 +82,10 @@ size_t CommitBytes(size_t bytes, size_t page_size);
 // never beyond `room`. 0 if `need` does not fit in `room`.
 size_t ReserveBytes(size_t need, size_t next_reserve, size_t room);
 
-// Binds [start, start + len), freshly reserved, to `node`; false if the
-// kernel refused (the memory is still the node's, first-touch placed).
-using BindFn = bool (*)(void* start, size_t len, int node);
+// Binds [start, start + len), freshly reserved for region `id`, as the
+// region's memory is to be placed; false if the kernel refused (the memory
+// is still the region's, first-touch placed).
+using BindFn = bool (*)(void* start, size_t len, int id);
 
 // Reserves the first chunk of nodes 0..nodes-1's regions, and every later
 // chunk, bound with `bind`, and records them as their node's memory
@@ -83,21 +99,26 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind);
 // True once ReserveRegions succeeded.
 bool RegionsReserved();
 
-// Commits at least `bytes` more of node's region and returns its start:
+// The binder of placed regions (named nodes, interleaved), which reserve
+// their first chunk at their first growth, with or without the layer.
+void SetPlacedBinder(BindFn bind);
+
+// Commits at least `bytes` more of region `id` and returns its start:
 // the lowest hole big enough, else the space after the committed part
 // (reserving and binding more address space first when needed). *actual is
-// the size committed, a multiple of kCommitGranule. nullptr if the region
-// cannot grow (window full, address-space limit, strict overcommit refused the
-// commit): counted, and said once on stderr. Call with the page heap lock.
-void* RegionGrow(int node, size_t bytes, size_t* actual);
+// the size committed, a multiple of kCommitGranule. A placed region with a
+// binder reserves its first chunk now. nullptr if the region cannot grow
+// (window full, address-space limit, strict overcommit refused the commit):
+// counted, and said once on stderr. Call with the page heap lock.
+void* RegionGrow(int id, size_t bytes, size_t* actual);
 
-// Gives [start, start + bytes) back to node's region: it turns PROT_NONE and
+// Gives [start, start + bytes) back to region `id`: it turns PROT_NONE and
 // becomes a hole. The caller has released the pages (madvise) and no longer
 // uses the range. False, with nothing changed, if the range is not committed
 // memory of node's region, is not aligned to the kernel's page size, would
 // need a hole beyond kMaxHoles, or the kernel refused. Call with the page
 // heap lock.
-bool RegionReturn(int node, uintptr_t start, size_t bytes);
+bool RegionReturn(int id, uintptr_t start, size_t bytes);
 
 struct RegionStats {
   uintptr_t begin;  // the window part the region may use
@@ -106,8 +127,8 @@ struct RegionStats {
   size_t committed;  // bytes read-write now: grown, less the holes
   int holes;         // ranges given back and not yet committed again
 };
-// False if node has no region.
-bool GetRegionStats(int node, RegionStats* out);
+// False if region `id` has reserved nothing.
+bool GetRegionStats(int id, RegionStats* out);
 
 // Reservations or commits the kernel refused.
 uint64_t RegionFailures();

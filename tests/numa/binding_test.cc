@@ -317,6 +317,38 @@ TEST(ApplyBinding, NoHomeNodeSyscallFallsBackAndRemembers) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// Placed memory: a named node strictly, interleaving over the usable nodes
+// (weighted where the kernel has it), never a node outside them.
+TEST(DecidePlacedBinding, NamedStrictInterleavedOverTheUsableNodes) {
+  const uint64_t usable = 0b1011;
+  const Binding named = DecidePlacedBinding(3, usable, KernelCaps{});
+  EXPECT_TRUE(named.apply);
+  EXPECT_EQ(named.mode, MPOL_BIND);
+  EXPECT_EQ(named.nodes, uint64_t{1} << 3);
+  EXPECT_EQ(named.home_node, -1);
+  EXPECT_EQ(DecidePlacedBinding(2, usable, KernelCaps{}).nodes, 0u)
+      << "node 2 is not usable: refused";
+  EXPECT_EQ(DecidePlacedBinding(64, usable, KernelCaps{}).nodes, 0u);
+  const Binding plain = DecidePlacedBinding(-1, usable, KernelCaps{});
+  EXPECT_EQ(plain.mode, MPOL_INTERLEAVE);
+  EXPECT_EQ(plain.nodes, usable);
+  const Binding weighted =
+      DecidePlacedBinding(-1, usable, KernelCaps{false, true});
+  EXPECT_EQ(weighted.mode, kMpolWeightedInterleave);
+  EXPECT_EQ(weighted.nodes, usable);
+}
+
+// Linux 6.9 and later know MPOL_WEIGHTED_INTERLEAVE; 6.1 does not.
+TEST(ProbeWeightedInterleave, PresentFrom69) {
+  int major = 0, minor = 0;
+  FILE* f = fopen("/proc/sys/kernel/osrelease", "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(fscanf(f, "%d.%d", &major, &minor), 2);
+  fclose(f);
+  const bool want = major > 6 || (major == 6 && minor >= 9);
+  EXPECT_EQ(ProbeWeightedInterleave(), want);
+}
+
 }  // namespace
 }  // namespace numa
 }  // namespace tcmalloc

@@ -181,6 +181,62 @@ TEST(Config, OffIgnoresOtherKnobs) {
   EXPECT_EQ(w, "");
 }
 
+TEST(Config, InterleaveAboveTakesSizes) {
+  std::string w;
+  EXPECT_EQ(ParseWith({}, &w).interleave_above, 0u) << "off by default";
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_INTERLEAVE_ABOVE", "64M"}}, &w)
+                .interleave_above,
+            uint64_t{64} << 20);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_INTERLEAVE_ABOVE", "1GiB"}}, &w)
+                .interleave_above,
+            uint64_t{1} << 30);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_INTERLEAVE_ABOVE", "1048576"}}, &w)
+                .interleave_above,
+            uint64_t{1} << 20);
+  EXPECT_EQ(
+      ParseWith({{"TCMALLOC_NUMA_INTERLEAVE_ABOVE", "0"}}, &w).interleave_above,
+      0u);
+  EXPECT_EQ(w, "");
+}
+
+TEST(Config, InterleaveAboveBadValuesWarnAndStayOff) {
+  for (const char* bad : {"64Q", "-1", "M", "100", "99999999999999999999G"}) {
+    std::string w;
+    EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_INTERLEAVE_ABOVE", bad}}, &w)
+                  .interleave_above,
+              0u)
+        << bad;
+    EXPECT_EQ(
+        w, std::string("tcmalloc: ignoring TCMALLOC_NUMA_INTERLEAVE_ABOVE=") +
+               bad +
+               " (expected a size of 256K or more, e.g. 64M); using off\n")
+        << bad;
+  }
+}
+
+// Interleaving is the user's own placement: TCMALLOC_NUMA=0 keeps it.
+TEST(Config, OffKeepsInterleaveAbove) {
+  std::string w;
+  Config c = ParseWith(
+      {{"TCMALLOC_NUMA", "0"}, {"TCMALLOC_NUMA_INTERLEAVE_ABOVE", "64M"}}, &w);
+  EXPECT_EQ(c.mode, Mode::kOff);
+  EXPECT_EQ(c.interleave_above, uint64_t{64} << 20);
+}
+
+TEST(ParseSize, UnitsAndLimits) {
+  uint64_t v = 0;
+  EXPECT_TRUE(ParseSize("4k", 1 << 20, &v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_TRUE(ParseSize("2T", uint64_t{1} << 50, &v));
+  EXPECT_EQ(v, uint64_t{2} << 40);
+  EXPECT_TRUE(ParseSize("3MB", uint64_t{1} << 50, &v));
+  EXPECT_EQ(v, uint64_t{3} << 20);
+  EXPECT_FALSE(ParseSize("2M", 1 << 20, &v)) << "above the limit";
+  EXPECT_FALSE(ParseSize("", 100, &v));
+  EXPECT_FALSE(ParseSize("1 M", 1 << 30, &v));
+  EXPECT_FALSE(ParseSize("1Mi", 1 << 30, &v));
+}
+
 }  // namespace
 }  // namespace numa
 }  // namespace tcmalloc

@@ -416,6 +416,47 @@ TEST_F(NumaTest, CountersAdd) {
   EXPECT_EQ(CounterValue(Counter::kThreadMigrations), before + 3);
 }
 
+// Placement starts in any process: over the layer's nodes when it is on,
+// over the machine's when it is off; placed regions exist only after it.
+TEST_F(NumaTest, PlacementStartsWithOrWithoutTheLayer) {
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "3"}});
+  InitForTest("/nonexistent", 0b1, FakeGetenv);
+  ASSERT_TRUE(Active());
+  EXPECT_FALSE(PlacementStarted());
+  EXPECT_FALSE(HasRegion(NamedRegion(1)));
+  EXPECT_EQ(PlacementNodes(), 0u);
+  ASSERT_TRUE(StartPlacement());
+  EXPECT_TRUE(PlacementStarted());
+  EXPECT_EQ(PlacementNodes(), 0b111u) << "the layer's nodes";
+  EXPECT_TRUE(HasRegion(NamedRegion(1)));
+  EXPECT_TRUE(HasRegion(kInterleavedRegion));
+  EXPECT_TRUE(HasRegion(2));
+  EXPECT_FALSE(HasRegion(3));
+
+  ResetForTest();  // the layer off: this machine's nodes, read now
+  EXPECT_FALSE(PlacementStarted());
+  ASSERT_TRUE(StartPlacement());
+  uint64_t allowed = 0;
+  ASSERT_TRUE(QueryAllowedMems(&allowed));
+  EXPECT_NE(PlacementNodes(), 0u);
+  EXPECT_EQ(PlacementNodes() & ~allowed, 0u) << "never outside the cpuset";
+  EXPECT_FALSE(HasRegion(0)) << "no node regions while the layer is off";
+}
+
+// The layer off, a placed object's central list is its region's.
+TEST_F(NumaTest, PlacedObjectsHaveTheirRegionsLists) {
+  ResetForTest();
+  const uintptr_t named2 =
+      kNamedBase + 2 * kNamedPartSize + (uintptr_t{1} << 30);
+  SetOwner(named2, 64 << 20, MemoryKind::kNamed, 2);
+  EXPECT_EQ(ListOwnerOf(reinterpret_cast<void*>(named2)), 0)
+      << "before placement started, nothing is looked up";
+  ASSERT_TRUE(StartPlacement());
+  EXPECT_EQ(ListOwnerOf(reinterpret_cast<void*>(named2)), NamedRegion(2));
+  EXPECT_EQ(ListOwnerOf(reinterpret_cast<void*>(uintptr_t{4096})), 0);
+  ClearOwners();
+}
+
 }  // namespace
 }  // namespace numa
 }  // namespace tcmalloc

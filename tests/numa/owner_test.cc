@@ -54,12 +54,37 @@ TEST_F(OwnerTable, AReservedPartIsItsNodesAndNothingAroundIt) {
   EXPECT_EQ(OwnerOf(begin).node, 5);
 }
 
-TEST_F(OwnerTable, AddressesAboveTheWindowsAreUnplaced) {
+TEST_F(OwnerTable, AddressesAboveThePlacedAreaAreUnplaced) {
   SetOwner(63 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 63);
   EXPECT_EQ(OwnerOf(63 * kTiB + kGiB).node, 63);
-  EXPECT_TRUE(Unplaced(64 * kTiB + kGiB)) << "no window 64";
-  SetOwner(64 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 1);
-  EXPECT_TRUE(Unplaced(64 * kTiB + kGiB)) << "no window can be set there";
+  SetOwner(81 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 1);
+  EXPECT_TRUE(Unplaced(81 * kTiB + kGiB)) << "no slot can be set there";
+  EXPECT_TRUE(Unplaced(127 * kTiB));
+}
+
+// A part that grows past a 256 GiB slot is found through every slot.
+TEST_F(OwnerTable, APartSpanningSlotsIsFoundInEach) {
+  const uintptr_t begin = 2 * kTiB + kGiB;
+  SetOwner(begin, 300 * kGiB, MemoryKind::kNode, 2);
+  EXPECT_EQ(OwnerOf(begin + 299 * kGiB).node, 2);
+  EXPECT_EQ(OwnerOf(begin + 299 * kGiB).kind, MemoryKind::kNode);
+  EXPECT_TRUE(Unplaced(begin + 300 * kGiB));
+}
+
+// Named-node memory has its kernel node; interleaved memory no node.
+TEST_F(OwnerTable, PlacedPartsHaveTheirKinds) {
+  const uintptr_t named3 = kNamedBase + 3 * kNamedPartSize + kGiB;
+  SetOwner(named3, 64 << 20, MemoryKind::kNamed, 3);
+  const Owner o = OwnerOf(named3 + 100);
+  EXPECT_EQ(o.kind, MemoryKind::kNamed);
+  EXPECT_EQ(o.node, 3);
+  EXPECT_TRUE(IsPlaced(o));
+  EXPECT_TRUE(Unplaced(named3 - kNamedPartSize)) << "node 2's part is free";
+  const uintptr_t interleaved = kInterleavedBase + kGiB;
+  SetOwner(interleaved, 64 << 20, MemoryKind::kInterleaved, 0);
+  EXPECT_EQ(OwnerOf(interleaved).kind, MemoryKind::kInterleaved);
+  EXPECT_TRUE(IsPlaced(OwnerOf(interleaved)));
+  EXPECT_FALSE(IsPlaced(OwnerOf(uintptr_t{4096})));
 }
 
 // With the layer on, each node's first reservation is its node's; with the

@@ -70,6 +70,52 @@ TEST(RegionWindow, DisjointOneWindowEach) {
     prev_end = end;
   }
   EXPECT_LE(prev_end, uintptr_t{64} << 40);
+  // Then every named part, then interleaved memory, all below PIE
+  // executables (85 TiB), each in its own owner-table slots.
+  for (int id = kFirstNamedRegion; id < kRegions; ++id) {
+    uintptr_t begin, end;
+    RegionWindow(id, &begin, &end);
+    EXPECT_GT(begin, prev_end) << id;
+    EXPECT_EQ(begin % kCommitGranule, 0u);
+    EXPECT_NE(begin >> kSlotShift, (prev_end - 1) >> kSlotShift) << id;
+    prev_end = end;
+  }
+  EXPECT_LE(prev_end, uintptr_t{81} << 40);
+}
+
+// A placed region reserves its first chunk at its first growth, with or
+// without the layer, binds it through the placed binder and records its
+// kind; it never grows without a binder (placement not started).
+int g_bound_id = -1;
+bool RecordBind(void*, size_t, int id) {
+  g_bound_id = id;
+  return true;
+}
+
+TEST(PlacedRegion, GrowsOnFirstUseWithItsKind) {
+  ResetForTest();  // the layer off
+  SetPlacedBinder(nullptr);
+  size_t actual = 0;
+  EXPECT_EQ(RegionGrow(NamedRegion(5), kMiB, &actual), nullptr)
+      << "no binder: placement has not started";
+  SetPlacedBinder(RecordBind);
+  void* p = RegionGrow(NamedRegion(5), kMiB, &actual);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(actual, kCommitGranule);
+  EXPECT_EQ(g_bound_id, NamedRegion(5));
+  static_cast<char*>(p)[0] = 1;  // committed
+  EXPECT_EQ(OwnerOf(p).kind, MemoryKind::kNamed);
+  EXPECT_EQ(OwnerOf(p).node, 5);
+  void* q = RegionGrow(kInterleavedRegion, 3 * kMiB, &actual);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(actual, 2 * kCommitGranule);
+  EXPECT_EQ(g_bound_id, kInterleavedRegion);
+  EXPECT_EQ(OwnerOf(q).kind, MemoryKind::kInterleaved);
+  RegionStats stats;
+  ASSERT_TRUE(GetRegionStats(kInterleavedRegion, &stats));
+  EXPECT_EQ(stats.committed, 2 * kCommitGranule);
+  EXPECT_FALSE(GetRegionStats(NamedRegion(6), &stats)) << "never used";
+  SetPlacedBinder(nullptr);
 }
 
 // Lines of /proc/self/maps that overlap [begin, end).

@@ -1,0 +1,138 @@
+// Memory the program places itself (numa/placed.h): gperftools/numa.h's
+// calls, and what free() and realloc() do with placed memory.
+#include "numa/placed.h"
+
+#include <errno.h>
+
+#include "gperftools/numa.h"
+#include "gperftools/tcmalloc.h"
+#include "internal_logging.h"
+#include "malloc_hook-inl.h"
+#include "numa/central_lists.h"
+#include "numa/introspection.h"
+#include "numa/node_heaps.h"
+#include "static_vars.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// What introspection reads of placed memory (numa/introspection.h).
+constexpr PlacedMemoryReader kReader = {PlacedCentralLength,
+                                        PlacedTransferLength,
+                                        PlacedOverheadBytes, PlacedFreeBytes};
+
+// Placement, started once: the usable nodes, the regions' binder, sized
+// delete told to look at addresses, introspection told where to read.
+bool Ready() {
+  if (PlacementStarted()) return true;
+  // A first call before any malloc: the allocator sets itself up first.
+  if (!Static::IsInited()) tc_free(tc_malloc(1));
+  if (!StartPlacement()) return false;
+  static bool announced;
+  if (!__atomic_load_n(&announced, __ATOMIC_ACQUIRE)) {
+    SetPlacedMemoryReader(&kReader);
+    ChooseSizedDeleteAgain();
+    __atomic_store_n(&announced, true, __ATOMIC_RELEASE);
+  }
+  return true;
+}
+
+// `size` bytes of placed region `id`.
+void* AllocPlaced(int id, size_t size) {
+  void* result = nullptr;
+  if (size <= kMaxSize) {
+    uint32_t cl;
+    if (Static::sizemap()->GetSizeClass(size, &cl)) result = PopPlaced(id, cl);
+  } else if (Length pages = tcmalloc::pages(size); pages != 0) {
+    Span* span = NodeHeaps::NewPlaced(id, pages);
+    if (span != nullptr)
+      result = reinterpret_cast<void*>(span->start << kPageShift);
+  }
+  if (result == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  InvokeNewHook(result, size);
+  return result;
+}
+
+}  // namespace
+
+bool internal::g_placed_apart = true;
+
+void SetPlacedSeparationForTest(bool on) { internal::g_placed_apart = on; }
+
+void FreePlaced(void* ptr, uint32_t cl) {
+  const Owner o = OwnerOf(ptr);
+  // Only placed regions hold page heap spans in that part of the space.
+  CHECK_CONDITION(IsPlaced(o));
+  PushPlaced(PlacedRegionOf(o), cl, ptr);
+}
+
+void* AllocLike(const void* old_ptr, size_t size) {
+  return AllocPlaced(PlacedRegionOf(OwnerOf(old_ptr)), size);
+}
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+using tcmalloc::numa::kInterleavedRegion;
+using tcmalloc::numa::NamedRegion;
+using tcmalloc::numa::PlacementNodes;
+using tcmalloc::numa::Ready;
+
+extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) void*
+tc_numa_malloc_onnode(size_t size, int node) {
+  if (node < 0 || node >= tcmalloc::numa::kMaxNodes) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (!Ready()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (!tcmalloc::numa::HasNode(PlacementNodes(), node)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return tcmalloc::numa::AllocPlaced(NamedRegion(node), size);
+}
+
+extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) void*
+tc_numa_malloc_interleaved(size_t size) {
+  if (!Ready()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return tcmalloc::numa::AllocPlaced(kInterleavedRegion, size);
+}
+
+extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) int
+tc_numa_node_of(const void* ptr) {
+  using tcmalloc::numa::MemoryKind;
+  const tcmalloc::numa::Owner o = tcmalloc::numa::OwnerOf(ptr);
+  switch (o.kind) {
+    case MemoryKind::kNamed:
+      return o.node;
+    case MemoryKind::kNode:
+      return tcmalloc::numa::KernelId(o.node);
+    default:
+      return -1;
+  }
+}
+
+extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) int
+tc_numa_node_ids(int* ids, int max_ids) {
+  const uint64_t nodes = Ready() ? PlacementNodes() : uint64_t{1};
+  int n = 0;
+  for (uint64_t m = nodes; m != 0; m &= m - 1, ++n) {
+    if (ids != nullptr && n < max_ids) ids[n] = __builtin_ctzll(m);
+  }
+  return n;
+}
+
+extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) int
+tc_numa_num_nodes(void) {
+  return tc_numa_node_ids(nullptr, 0);
+}
