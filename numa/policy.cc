@@ -41,6 +41,7 @@ bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere) {
 }
 
 int TransferCacheShare(int cap, int nodes, int node) {
+  if (node >= kMaxNodes) return 0;
   if (nodes <= 1) return cap;
   return cap / nodes + (node < cap % nodes ? 1 : 0);
 }

@@ -87,7 +87,10 @@ inline constexpr size_t kMinReuseCheckBytes = kHugePageBytes;
 // Transfer-cache entries of one CPU node's central list of a class, when
 // `nodes` CPU nodes share vanilla's cap of `cap` entries for the class: the
 // first cap % nodes nodes get one more, so that together they hold no more
-// than vanilla's one list.
+// than vanilla's one list. A list of no CPU node (`node` >= kMaxNodes: placed
+// memory's, numa/central_lists.h) gets none: the cache in front of it
+// batches instead, and a list without slots never takes another class's
+// (whose lists are indexed by CPU node).
 int TransferCacheShare(int cap, int nodes, int node);
 
 // What a thread cache does when a slow path finds its thread on `new_node`

@@ -430,6 +430,9 @@ TEST_F(NumaTest, PlacementStartsWithOrWithoutTheLayer) {
   EXPECT_EQ(PlacementNodes(), 0b111u) << "the layer's nodes";
   EXPECT_TRUE(HasRegion(NamedRegion(1)));
   EXPECT_TRUE(HasRegion(kInterleavedRegion));
+  // Placed memory is never released by the first-touch reuse rule.
+  EXPECT_FALSE(FirstTouchNode(NamedRegion(1)));
+  EXPECT_FALSE(FirstTouchNode(kInterleavedRegion));
   EXPECT_TRUE(HasRegion(2));
   EXPECT_FALSE(HasRegion(3));
 

@@ -66,6 +66,12 @@ TEST(TransferCacheShare, TheNodesTogetherHoldVanillasCap) {
   }
 }
 
+TEST(TransferCacheShare, PlacedListsHaveNoSlots) {
+  EXPECT_EQ(TransferCacheShare(64, 1, kMaxNodes), 0);
+  EXPECT_EQ(TransferCacheShare(64, 2, kMaxNodes + 5), 0);
+  EXPECT_EQ(TransferCacheShare(64, 1, 0), 64);
+}
+
 TEST(DecideMigration, FlushOnlyWhatIsSortedByOwner) {
   EXPECT_EQ(DecideMigration(1, 1, Migration::kFlush, true), OnMigration::kStay);
   EXPECT_EQ(DecideMigration(0, 1, Migration::kFlush, true),

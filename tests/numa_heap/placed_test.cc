@@ -157,6 +157,23 @@ TEST(Placed, ReuseKeepsKindsApart) {
   tcmalloc::numa::SetPlacedSeparationForTest(true);
 }
 
+// Many objects of one class freed at once: the lists' caches hand batches
+// back and forth, and no placed list touches another's slots.
+TEST(Placed, ManyObjectsOfOneClass) {
+  if (Mode() == "mixing-control") GTEST_SKIP();
+  const int node = Nodes()[0];
+  for (int round = 0; round < 2; ++round) {
+    std::vector<void*> objects;
+    for (int i = 0; i < 50000; ++i) {
+      objects.push_back(tc_numa_malloc_onnode(64, node));
+      ASSERT_NE(objects.back(), nullptr);
+      objects.push_back(tc_numa_malloc_interleaved(64));
+      ASSERT_NE(objects.back(), nullptr);
+    }
+    for (void* p : objects) free(p);
+  }
+}
+
 TEST(Placed, ReallocKeepsTheKind) {
   if (Mode() == "mixing-control") GTEST_SKIP();
   const int node = Nodes().back();
