@@ -18,5 +18,6 @@
 #include "numa/placement.cc"
 #include "numa/policy.cc"
 #include "numa/region.cc"
+#include "numa/sparse_memory.cc"
 #include "numa/syscall.cc"
 #include "numa/topology.cc"

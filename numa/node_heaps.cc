@@ -14,6 +14,7 @@
 #include "internal_logging.h"
 #include "numa/numa.h"
 #include "numa/placement.h"
+#include "numa/sparse_memory.h"
 #include "static_vars.h"
 #include "system-alloc.h"
 
@@ -33,17 +34,21 @@ int g_release_next;
 void* (*g_storage)(size_t) = MetaDataAlloc;
 
 // Each node's region needs a page map leaf of its own (2 MiB for 2 GiB of
-// addresses in the two-level map): with the layer on, a leaf fresh from
-// tcmalloc's own system allocator is not cleared, so it costs resident
-// memory only where entries are set. Maps without the hook (the three-level
-// map's leaves are small) clear as they always did.
+// addresses in the two-level map), of which a heap writes only the entries
+// of pages it uses. With the layer on, leaves come from SparseAlloc (their
+// own mappings, without huge pages: under THP=always a leaf among other
+// metadata would make its whole 2 MiB resident) and, being fresh mappings,
+// are not cleared; nor, once memory is placed with the layer off, are
+// leaves fresh from tcmalloc's own system allocator. Maps without the hook
+// (the three-level map's leaves are small) clear as they always did.
+bool FreshMappingsAreZero() { return true; }
 template <typename Map>
-auto SkipClearingFreshLeaves(Map* map, int)
+auto SkipClearingFreshLeaves(Map* map, bool (*zeroes)(), int)
     -> decltype(map->allocator_zeroes = nullptr, void()) {
-  map->allocator_zeroes = TCMalloc_SystemAllocZeroes;
+  map->allocator_zeroes = zeroes;
 }
 template <typename Map>
-void SkipClearingFreshLeaves(Map*, long) {}
+void SkipClearingFreshLeaves(Map*, bool (*)(), long) {}
 
 // True while Heap() makes a node heap: it shares the page map.
 bool g_making_node_heap;
@@ -71,8 +76,10 @@ PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
   static StaticStorage<PageHeap::PageMap> storage;
   static bool made;
   if (!made) {
-    storage.Construct(MetaDataAlloc);
-    if (Active()) SkipClearingFreshLeaves(storage.get(), 0);
+    storage.Construct(Active() ? SparseAlloc : MetaDataAlloc);
+    if (Active()) {
+      SkipClearingFreshLeaves(storage.get(), FreshMappingsAreZero, 0);
+    }
     g_shared_page_map = storage.get();
     made = true;
   }
@@ -119,8 +126,11 @@ PageHeap* NodeHeaps::Heap(int id) {
   heap->numa_node_ = id;
   if (placed) {
     // Placed regions' leaves of the shared page map, like node regions'.
-    SkipClearingFreshLeaves(static_cast<PageHeap::PageMap*>(g_shared_page_map),
-                            0);
+    if (!Active()) {
+      SkipClearingFreshLeaves(
+          static_cast<PageHeap::PageMap*>(g_shared_page_map),
+          TCMalloc_SystemAllocZeroes, 0);
+    }
     __atomic_store_n(&g_placed_heaps, true, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&g_heaps[id], heap, __ATOMIC_RELEASE);

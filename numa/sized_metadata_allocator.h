@@ -4,7 +4,9 @@
 //
 // A thread cache's node lists need it: their size depends on the node count,
 // known only after numa::Init, and each node's lists start a page, so that
-// the lists of nodes a thread never uses stay untouched memory. Like
+// the lists of nodes a thread never uses stay untouched memory. That holds
+// under transparent huge pages too: its chunks come from SparseAlloc (their
+// own mappings, without huge pages; fresh ones are zero). Like
 // PageHeapAllocator it needs external locking (the caller holds
 // pageheap_lock) and never returns memory to the system.
 //
@@ -17,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"            // MetaDataAlloc
 #include "internal_logging.h"  // Log, kCrash
+#include "numa/sparse_memory.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -33,10 +35,10 @@ class SizedMetadataAllocator {
     chunk_size_ = object_size_ * 8 > kMinChunk ? object_size_ * 8 : kMinChunk;
   }
 
-  // A page-aligned object. Fresh ones are what MetaDataAlloc returned; a
-  // reused one is as its last user left it, but for its first word, which is
-  // cleared. Stops with a message, as upstream's metadata allocators do,
-  // when there is no metadata memory left.
+  // A page-aligned object. Fresh ones are zero; a reused one is as its last
+  // user left it, but for its first word, which is cleared. Stops with a
+  // message, as upstream's metadata allocators do, when there is no memory
+  // left.
   void* New() {
     void* result;
     if (free_list_ != nullptr) {
@@ -45,15 +47,14 @@ class SizedMetadataAllocator {
       *static_cast<void**>(result) = nullptr;
     } else {
       if (free_avail_ < object_size_) {
-        char* area = static_cast<char*>(MetaDataAlloc(chunk_size_ + kPage));
+        char* area = static_cast<char*>(SparseAlloc(chunk_size_));
         if (area == nullptr) {
           Log(kCrash, __FILE__, __LINE__,
               "FATAL ERROR: Out of memory trying to allocate internal "
               "tcmalloc data (bytes, object-size)",
               chunk_size_, object_size_);
         }
-        const uintptr_t at = reinterpret_cast<uintptr_t>(area);
-        free_area_ = area + (((at + kPage - 1) & ~(kPage - 1)) - at);
+        free_area_ = area;  // page aligned
         free_avail_ = chunk_size_;
       }
       result = free_area_;

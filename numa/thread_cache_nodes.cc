@@ -11,7 +11,6 @@
 #include "numa/numa.h"
 #include "numa/sized_metadata_allocator.h"
 #include "static_vars.h"
-#include "system-alloc.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -68,13 +67,11 @@ void ThreadCacheNodes::Init(ThreadCache* cache) {
     SetUpNode(cache, 0);
     return;
   }
+  // Other nodes' lists must read as zero until they are set up: a fresh
+  // array is, and a reused one but for the lists its last cache used, which
+  // that cache cleared (Release). Clearing it here would make every node's
+  // page resident.
   void* storage = g_storage.New();
-  // Other nodes' lists must read as zero until they are set up; memory from
-  // a user SysAllocator need not be zero, and a reused array's is but for
-  // the lists its last cache used, which that cache cleared (Release).
-  if (!TCMalloc_SystemAllocZeroes()) {
-    memset(storage, 0, NodesWithLists() * kNodeListsBytes);
-  }
   cache->node_lists_ = static_cast<ThreadCache::FreeList*>(storage);
   SetUpNode(cache, cache->node_);
   cache->alloc_lists_ = &cache->node_lists_[NodeClass(cache->node_, 0)];

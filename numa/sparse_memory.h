@@ -1,0 +1,40 @@
+// Memory for metadata that is written sparsely: page map leaves (2 MiB, of
+// which a heap writes the entries of the pages it uses) and thread caches'
+// node lists (a page per node, of which a thread writes its own nodes').
+//
+// Under transparent huge pages set to `always` (Debian's and RHEL's kernel
+// default), the first write to any 2 MiB-aligned stretch of an ordinary
+// anonymous mapping makes the whole stretch resident. Metadata that counts on
+// untouched pages costing nothing must therefore live where huge pages are
+// off: each call here maps fresh memory of its own and marks it
+// MADV_NOHUGEPAGE, so only the 4 KiB pages written are resident. Fresh
+// mappings are zero. Never freed; counted (SparseBytes).
+//
+// Raw syscalls only: called inside malloc, under the page heap lock.
+//
+// Inside the gperftools tree this file lives at src/numa/sparse_memory.h.
+#ifndef NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
+#define NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// `bytes` of zeroed memory, page aligned, without huge pages; nullptr if the
+// kernel refuses the mapping. A refused madvise is ignored (the memory is
+// still usable, only denser in RAM).
+void* SparseAlloc(size_t bytes);
+
+// Bytes SparseAlloc has mapped.
+uint64_t SparseBytes();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
