@@ -28,6 +28,7 @@
 // The probe links plain libc malloc: the allocator under test is
 // LD_PRELOADed, as for the other memory probes (figures.h).
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -81,22 +82,23 @@ long ParseCount(const char* text, const char* flag, long min, long max) {
 struct Options {
   long threads = 8;
   long rounds = 8;
-  long objects = 128;
+  long objects = 32;
   long min_size = 16;
   long max_size = 8192;
   long stack_kib = 256;
   long heap_mib = 0;
   bool pin = true;
   bool maps = false;
+  bool frames = false;
   bool nohuge_regions = false;
   bool nohuge_stacks = false;
   std::string smaps_file;
 };
 
 const char kUsage[] =
-    "usage: thp_threads [--threads=8] [--rounds=8] [--objects=128]\n"
+    "usage: thp_threads [--threads=8] [--rounds=8] [--objects=32]\n"
     "         [--min-size=16] [--max-size=8192] [--stack-kib=256]\n"
-    "         [--heap-mib=0] [--no-pin] [--maps] [--smaps=FILE]\n"
+    "         [--heap-mib=0] [--no-pin] [--maps] [--frames] [--smaps=FILE]\n"
     "         [--nohuge=regions,stacks]\n"
     "Each thread allocates, writes and frees --rounds batches of --objects\n"
     "objects of a fixed log-uniform size mix, then all wait at a barrier\n"
@@ -106,7 +108,9 @@ const char kUsage[] =
     "then heap_mib= and METRIC lines. --heap-mib N: the threads also hold\n"
     "N MiB (half small objects, half 1 MiB blocks) at the barrier.\n"
     "--maps: 'mapping kind=...' lines (Rss, AnonHugePages per kind of\n"
-    "mapping); --smaps FILE: a copy of /proc/self/smaps at the barrier;\n"
+    "mapping, and the 2 MiB frames with present pages: frames=, frame_kib=);\n"
+    "--frames: also one 'frame' line per such frame of the brk heap and the\n"
+    "node regions; --smaps FILE: a copy of /proc/self/smaps at the barrier;\n"
     "--nohuge: MADV_NOHUGEPAGE on the NUMA node regions and/or the thread\n"
     "stacks. Bad input: one line on stderr, exit status 1.\n";
 
@@ -120,6 +124,7 @@ Options Parse(int argc, char** argv) {
                                  {"heap-mib", required_argument, nullptr, 'H'},
                                  {"no-pin", no_argument, nullptr, 'n'},
                                  {"maps", no_argument, nullptr, 'p'},
+                                 {"frames", no_argument, nullptr, 'f'},
                                  {"smaps", required_argument, nullptr, 'S'},
                                  {"nohuge", required_argument, nullptr, 'N'},
                                  {"help", no_argument, nullptr, 'h'},
@@ -155,6 +160,9 @@ Options Parse(int argc, char** argv) {
         break;
       case 'p':
         o.maps = true;
+        break;
+      case 'f':
+        o.maps = o.frames = true;
         break;
       case 'S':
         if (*optarg == '\0') BadInput("--smaps wants a file name");
@@ -312,6 +320,16 @@ struct KindTotals {
   long size_kib = 0;
   long rss_kib = 0;
   long anon_huge_kib = 0;
+  // 2 MiB-aligned frames that lie wholly inside a readable or writable
+  // mapping and hold at least one present page (/proc/self/pagemap), and the
+  // present KiB in them: under THP=always the first touch of such a frame
+  // can fault a whole huge page, so with THP off, 2048 * frames - frame_kib
+  // is what huge pages at fault would add here.
+  long frames = 0;
+  long frame_kib = 0;
+  // Present pages of the kind that hold only zero bytes (never written, or
+  // written with zeros): under THP=always, mostly what huge pages added.
+  long zero_kib = 0;
 };
 
 struct Shared {
@@ -342,7 +360,8 @@ std::string KindOf(uintptr_t begin, uintptr_t end, const std::string& path,
 
 // Reads /proc/self/smaps once: totals per kind, optionally a raw copy.
 std::vector<KindTotals> ReadSmaps(const std::vector<Range>& regions,
-                                  const Shared& s, const std::string& copy) {
+                                  const Shared& s, const std::string& copy,
+                                  bool frames_out) {
   std::vector<KindTotals> totals;
   std::FILE* f = std::fopen("/proc/self/smaps", "r");
   if (f == nullptr) workloads::Die("cannot read /proc/self/smaps");
@@ -353,14 +372,21 @@ std::vector<KindTotals> ReadSmaps(const std::vector<Range>& regions,
       workloads::Die("cannot write %s: %s", copy.c_str(), std::strerror(errno));
     }
   }
+  struct Vma {
+    uintptr_t begin, end;
+    size_t kind;
+    bool readable;
+  };
+  std::vector<Vma> vmas;
   KindTotals* current = nullptr;
   char line[4096];
   while (std::fgets(line, sizeof(line), f) != nullptr) {
     if (out != nullptr) std::fputs(line, out);
     unsigned long begin, end;
+    char perms[8] = "";
     int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &begin, &end,
-                    &path_at) == 2 &&
+    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &begin, &end, perms,
+                    &path_at) == 3 &&
         path_at > 0) {
       std::string path(line + path_at);
       while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) {
@@ -377,6 +403,8 @@ std::vector<KindTotals> ReadSmaps(const std::vector<Range>& regions,
       }
       ++current->vmas;
       current->size_kib += static_cast<long>((end - begin) >> 10);
+      vmas.push_back({begin, end, static_cast<size_t>(current - &totals[0]),
+                      perms[0] == 'r'});
     } else if (current != nullptr) {
       if (std::strncmp(line, "Rss:", 4) == 0) {
         current->rss_kib += std::atol(line + 4);
@@ -389,6 +417,53 @@ std::vector<KindTotals> ReadSmaps(const std::vector<Range>& regions,
   if (out != nullptr && std::fclose(out) != 0) {
     workloads::Die("cannot write %s", copy.c_str());
   }
+  // Present pages, from /proc/self/pagemap (bit 63: present; bit 62:
+  // swapped, which counts too), and which of them hold only zero bytes:
+  // memory resident without ever having been written, which is what a huge
+  // page faulted in for a few bytes brings along. Read 2 MiB-aligned frame
+  // by frame, each clipped to its mapping.
+  const int pagemap = open("/proc/self/pagemap", O_RDONLY);
+  if (pagemap < 0) workloads::Die("cannot read /proc/self/pagemap");
+  constexpr uintptr_t kFrame = uintptr_t{2} << 20;
+  static uint64_t entries[kFrame / 4096];
+  for (const Vma& v : vmas) {
+    KindTotals& t = totals[v.kind];
+    if (!v.readable || t.kind == "files" || t.kind == "kernel") continue;
+    for (uintptr_t frame = v.begin & ~(kFrame - 1); frame < v.end;
+         frame += kFrame) {
+      const uintptr_t from = std::max(frame, v.begin);
+      const uintptr_t to = std::min(frame + kFrame, v.end);
+      const size_t pages = (to - from) / 4096;
+      const off_t at = static_cast<off_t>(from / 4096 * sizeof(uint64_t));
+      const ssize_t want = static_cast<ssize_t>(pages * sizeof(uint64_t));
+      if (pread(pagemap, entries, want, at) != want) {
+        workloads::Die("cannot read /proc/self/pagemap at 0x%" PRIxPTR, from);
+      }
+      long present = 0, zero = 0;
+      for (size_t i = 0; i < pages; ++i) {
+        if ((entries[i] >> 62) == 0) continue;
+        ++present;
+        const uint64_t* page =
+            reinterpret_cast<const uint64_t*>(from + i * 4096);
+        bool all_zero = true;
+        for (size_t w = 0; w < 4096 / sizeof(uint64_t) && all_zero; ++w) {
+          all_zero = page[w] == 0;
+        }
+        zero += all_zero;
+      }
+      t.zero_kib += zero * 4;
+      if (present == 0 || to - from != kFrame) continue;
+      ++t.frames;
+      t.frame_kib += present * 4;
+      if (frames_out && (t.kind == "brk-heap" ||
+                         t.kind.find("-region") != std::string::npos)) {
+        std::printf("frame kind=%s addr=0x%" PRIxPTR
+                    " present_kib=%ld zero_kib=%ld\n",
+                    t.kind.c_str(), frame, present * 4, zero * 4);
+      }
+    }
+  }
+  close(pagemap);
   std::sort(
       totals.begin(), totals.end(),
       [](const KindTotals& a, const KindTotals& b) { return a.kind < b.kind; });
@@ -525,7 +600,7 @@ int main(int argc, char** argv) {
                        std::strerror(errno));
       }
     }
-    for (const KindTotals& t : ReadSmaps(regions, s, "")) {
+    for (const KindTotals& t : ReadSmaps(regions, s, "", false)) {
       if (t.kind.find("-region") != std::string::npos) {
         pre_main_huge_kib += t.anon_huge_kib;
       }
@@ -572,7 +647,8 @@ int main(int argc, char** argv) {
   const long peak_kib = memory_probe::PeakRssKib();
   const long long heap = memory_probe::SampleHeap();
   const long long metadata = MetadataBytes();
-  const std::vector<KindTotals> kinds = ReadSmaps(regions, s, o.smaps_file);
+  const std::vector<KindTotals> kinds =
+      ReadSmaps(regions, s, o.smaps_file, o.frames);
   const long long thp_faults = Vmstat("thp_fault_alloc");
   const long long thp_collapses = Vmstat("thp_collapse_alloc");
   bool regions_grew = false;
@@ -586,8 +662,9 @@ int main(int argc, char** argv) {
     for (const KindTotals& t : kinds) {
       std::printf(
           "mapping kind=%s vmas=%ld size_kib=%ld rss_kib=%ld "
-          "anon_huge_kib=%ld\n",
-          t.kind.c_str(), t.vmas, t.size_kib, t.rss_kib, t.anon_huge_kib);
+          "anon_huge_kib=%ld zero_kib=%ld frames=%ld frame_kib=%ld\n",
+          t.kind.c_str(), t.vmas, t.size_kib, t.rss_kib, t.anon_huge_kib,
+          t.zero_kib, t.frames, t.frame_kib);
     }
     for (size_t i = 0; i < regions.size(); ++i) {
       const int node = static_cast<int>(i);
