@@ -32,6 +32,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -92,6 +93,8 @@ struct Options {
   bool frames = false;
   bool nohuge_regions = false;
   bool nohuge_stacks = false;
+  long touch_kib = 0;
+  bool thp_disable = false;
   std::string smaps_file;
 };
 
@@ -99,7 +102,7 @@ const char kUsage[] =
     "usage: thp_threads [--threads=8] [--rounds=8] [--objects=32]\n"
     "         [--min-size=16] [--max-size=8192] [--stack-kib=256]\n"
     "         [--heap-mib=0] [--no-pin] [--maps] [--frames] [--smaps=FILE]\n"
-    "         [--nohuge=regions,stacks]\n"
+    "         [--nohuge=regions,stacks] [--touch-kib=0] [--thp-disable]\n"
     "Each thread allocates, writes and frees --rounds batches of --objects\n"
     "objects of a fixed log-uniform size mix, then all wait at a barrier\n"
     "while the main thread prints one line:\n"
@@ -112,7 +115,10 @@ const char kUsage[] =
     "--frames: also one 'frame' line per such frame of the brk heap and the\n"
     "node regions; --smaps FILE: a copy of /proc/self/smaps at the barrier;\n"
     "--nohuge: MADV_NOHUGEPAGE on the NUMA node regions and/or the thread\n"
-    "stacks. Bad input: one line on stderr, exit status 1.\n";
+    "stacks. For the controls of tests/numa_heap/thp_lab_run: --touch-kib N\n"
+    "makes the main thread allocate and write N KiB more before measuring;\n"
+    "--thp-disable turns THP off for the process (prctl PR_SET_THP_DISABLE)\n"
+    "when main starts. Bad input: one line on stderr, exit status 1.\n";
 
 Options Parse(int argc, char** argv) {
   static const option kLong[] = {{"threads", required_argument, nullptr, 't'},
@@ -127,6 +133,8 @@ Options Parse(int argc, char** argv) {
                                  {"frames", no_argument, nullptr, 'f'},
                                  {"smaps", required_argument, nullptr, 'S'},
                                  {"nohuge", required_argument, nullptr, 'N'},
+                                 {"touch-kib", required_argument, nullptr, 'T'},
+                                 {"thp-disable", no_argument, nullptr, 'D'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   Options o;
@@ -189,6 +197,12 @@ Options Parse(int argc, char** argv) {
         }
         break;
       }
+      case 'T':
+        o.touch_kib = ParseCount(optarg, "--touch-kib", 0, 1 << 24);
+        break;
+      case 'D':
+        o.thp_disable = true;
+        break;
       case 'h':
         std::fputs(kUsage, stdout);
         std::exit(0);
@@ -571,6 +585,9 @@ int main(int argc, char** argv) {
   Shared s;
   s.options = Parse(argc, argv);
   const Options& o = s.options;
+  if (o.thp_disable && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0) {
+    workloads::Die("prctl(PR_SET_THP_DISABLE): %s", std::strerror(errno));
+  }
   const long long thp_faults_before = Vmstat("thp_fault_alloc");
   const long long thp_collapses_before = Vmstat("thp_collapse_alloc");
   s.cpus = memory_probe::AllowedCpus();
@@ -610,8 +627,10 @@ int main(int argc, char** argv) {
   const long n = o.threads;
   std::printf(
       "# thp_threads threads=%ld rounds=%ld objects=%ld sizes=%ld..%ld "
-      "stack_kib=%ld heap_mib=%ld pin=%s nohuge=%s%s thp=%s\n",
+      "stack_kib=%ld heap_mib=%ld touch_kib=%ld thp_disable=%d pin=%s "
+      "nohuge=%s%s thp=%s\n",
       n, o.rounds, o.objects, o.min_size, o.max_size, o.stack_kib, o.heap_mib,
+      o.touch_kib, o.thp_disable ? 1 : 0,
       o.pin ? memory_probe::JoinCpus(s.cpus).c_str() : "no",
       o.nohuge_regions ? "regions" : "",
       o.nohuge_stacks ? (o.nohuge_regions ? ",stacks" : "stacks")
@@ -638,6 +657,11 @@ int main(int argc, char** argv) {
       workloads::Die("pthread_create failed for thread %ld of %ld: %s", i + 1,
                      n, std::strerror(rc));
     }
+  }
+  // The control's extra resident memory, held until the end.
+  void* touched = nullptr;
+  if (o.touch_kib > 0) {
+    touched = Fill(static_cast<size_t>(o.touch_kib) << 10, 1);
   }
   pthread_barrier_wait(&s.warm);
 
@@ -700,5 +724,6 @@ int main(int argc, char** argv) {
   memory_probe::PrintResult();
   pthread_barrier_wait(&s.done);
   for (pthread_t t : threads) pthread_join(t, nullptr);
+  std::free(touched);
   return 0;
 }
