@@ -31,6 +31,13 @@ THP_HEAP_THREADS=8
 # vanilla's resident set is about 10 MiB.
 THP_TOUCH_KIB=8192
 
+# thp_host_setting: this machine's THP setting (the bracketed word of
+# /sys/kernel/mm/transparent_hugepage/enabled), or "unknown".
+thp_host_setting() {
+  sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null | grep . ||
+    echo unknown
+}
+
 # thp_bound_kib VANILLA_KIB: the largest resident KiB numa may have.
 thp_bound_kib() {
   local v=$1 a b
