@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # THP_* are read by the files that source this
 # The THP lab runs of issue 26, shared by `tools/compare --memory --thp`
 # (the table) and tests/numa_heap/thp_lab_run (the table and its checks):
 # benchmarks/memory/thp_threads under vanilla and numa
@@ -53,7 +53,7 @@ thp_bound_kib() {
 # THP_TOUCH_KIB more, twin: a second vanilla series, nothp: numa's large heap
 # with THP off for the process); a progress line per run on stderr.
 thp_guest_script() {
-  local probe=$1 vanilla=$2 numa=$3 reps=$4 heap_reps=$5 controls=$6 t
+  local probe=$1 vanilla=$2 numa=$3 reps=$4 heap_reps=$5 controls=$6
   cat <<EOF
 echo "thp-setting: \$(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 setting=\$(sed 's/.*\\[\\(.*\\)\\].*/\\1/' /sys/kernel/mm/transparent_hugepage/enabled)
@@ -88,7 +88,7 @@ for rep in \$(seq $heap_reps); do
   for lib in \$libs; do one heap $THP_HEAP_THREADS \$lib \$rep --heap-mib $THP_HEAP_MIB; done
 EOF
   [ "$controls" = 0 ] || echo "  one nothp $THP_HEAP_THREADS numa \$rep --heap-mib $THP_HEAP_MIB --thp-disable"
-  echo done
+  echo "done"
 }
 
 # thp_run_guest SETTING OUT PROBE VANILLA NUMA REPS HEAP_REPS CONTROLS: one
