@@ -9,6 +9,9 @@
 # TCMALLOC_NUMA* settings): each ratio compares two runs of the same
 # environment, interleaved within a repetition like the timing tables.
 
+# shellcheck source=thp.sh
+. "$REPO_ROOT/tools/compare.d/thp.sh"
+
 MEMORY_CONFIGS=(
   "NUMA off|TCMALLOC_NUMA=0"
   "2 fake nodes|TCMALLOC_NUMA_FAKE_NODES=2"
@@ -114,7 +117,7 @@ memory_section() {
 ## Memory footprint
 
 Heap size and peak resident set, vanilla vs numa, from \`$command_line\`
-on $(date -u +%Y-%m-%d), allocator at commit \`${commit:-unknown}\` (the last commit that
+on $(date -u +%Y-%m-%d) (this machine's transparent huge pages: \`$(thp_host_setting)\`), allocator at commit \`${commit:-unknown}\` (the last commit that
 changed \`patches/\`, \`numa/\`, \`tcmalloc/\` or \`vanilla/\`); medians of $reps
 interleaved repetition$([ "$reps" = 1 ] || echo s). These are the allocator's figures as of that commit: they change
 with it, and the same command gives today's.
@@ -192,11 +195,45 @@ memory_main() {
   local table
   table=$(memory_table)
   echo
-  echo "### memory"
+  echo "### memory (this machine's transparent huge pages: $(thp_host_setting))"
   echo
   echo "$table"
   echo
   echo "Cells: median of the runs, MiB; * = numa above $MEMORY_LIMIT x vanilla. Raw data: $out/memory_raw.tsv"
   memory_section "$table" >"$out/memory.md"
   note "memory: done in $((SECONDS - started)) s"
+}
+
+# thp_main: the THP lab table (--thp): one 2-node guest per THP setting
+# (tools/compare.d/thp.sh), $reps repetitions, the 1 GiB heap with
+# THP=always (at most 3 repetitions); appended to memory.md. The
+# library copies of the snapshot are what the guests run.
+thp_main() {
+  local s started=$SECONDS tsv=$out/thp_raw.tsv hr tables=()
+  : >"$tsv"
+  note "thp: ${#THP_SETTINGS[@]} guests (THP ${THP_SETTINGS[*]}), each ${#THP_THREADS[@]} thread counts x vanilla, numa x $reps reps; raw data: $tsv"
+  for s in "${THP_SETTINGS[@]}"; do
+    hr=0
+    [ "$s" != always ] || hr=$((reps < 3 ? reps : 3))
+    note "thp: THP=$s guest ($((SECONDS - started)) s elapsed)"
+    thp_run_guest "$s" "$out/thp-$s" "$snap/bin/thp_threads" "$VANILLA_LIB" "$NUMA_LIB" \
+      "$reps" "$hr" 0 || die "thp: the THP=$s guest failed (its output: $out/thp-$s.log)"
+    awk -F'\t' '$6 != 0 { bad = 1 } END { exit bad }' "$out/thp-$s.tsv" ||
+      die "thp: a run failed in the THP=$s guest (its output: $out/thp-$s.log)"
+    cat "$out/thp-$s.tsv" >>"$tsv"
+    tables+=("$(thp_table "$out/thp-$s.tsv" "$s")")
+  done
+  {
+    echo
+    echo "### THP lab: resident memory, vanilla vs numa (2-node guests)"
+    for s in "${tables[@]}"; do
+      echo
+      echo "$s"
+    done
+    thp_legend
+    echo
+    echo "Reproduce: \`tools/compare --memory-only --thp\`; the bound is checked by \`tools/test thp-lab\`."
+  } | tee "$out/thp.md"
+  [ ! -f "$out/memory.md" ] || cat "$out/thp.md" >>"$out/memory.md"
+  note "thp: done in $((SECONDS - started)) s"
 }
