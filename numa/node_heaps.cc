@@ -87,9 +87,6 @@ PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
 }
 
 PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
-  static_assert(
-      NodeClass(kMaxCpuNodes, 0) <= (1u << PageHeap::PageMapCache::kValuebits),
-      "the page map's class cache holds every node class");
   if (!IsNodeHeap(heap)) return MakeOwn<PageHeap::PageMapCache>();
   static StaticStorage<PageHeap::PageMapCache> storage;
   static bool made;

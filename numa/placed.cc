@@ -22,20 +22,26 @@ constexpr PlacedMemoryReader kReader = {PlacedCentralLength,
                                         PlacedTransferLength,
                                         PlacedOverheadBytes, PlacedFreeBytes};
 
-// Placement, started once: the usable nodes, the regions' binder, sized
-// delete told to look at addresses, introspection told where to read.
-bool Ready() {
-  if (PlacementStarted()) return true;
+// Placement, readied once: free() and sized delete told (EnablePlacedFrees),
+// the usable nodes read and the regions' binder set (StartPlacement),
+// introspection told where to read. 0 when ready, else the errno placement
+// fails with: ENOSYS in the debug libraries, ENOMEM when no node is found.
+int Ready() {
+  static int ready;  // 0: not yet; 1: ready; < 0: -errno for good
+  const int r = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
+  if (r == 1) return 0;
+  if (r < 0) return -r;
   // A first call before any malloc: the allocator sets itself up first.
   if (!Static::IsInited()) tc_free(tc_malloc(1));
-  if (!StartPlacement()) return false;
-  static bool announced;
-  if (!__atomic_load_n(&announced, __ATOMIC_ACQUIRE)) {
-    SetPlacedMemoryReader(&kReader);
-    ChooseSizedDeleteAgain();
-    __atomic_store_n(&announced, true, __ATOMIC_RELEASE);
+  // Before any placed object exists, so that no sized delete misses one.
+  if (!EnablePlacedFrees()) {
+    __atomic_store_n(&ready, -ENOSYS, __ATOMIC_RELEASE);
+    return ENOSYS;
   }
-  return true;
+  if (!StartPlacement()) return ENOMEM;
+  SetPlacedMemoryReader(&kReader);
+  __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+  return 0;
 }
 
 // `size` bytes of placed region `id`.
@@ -88,8 +94,8 @@ tc_numa_malloc_onnode(size_t size, int node) {
     errno = EINVAL;
     return nullptr;
   }
-  if (!Ready()) {
-    errno = ENOMEM;
+  if (const int err = Ready()) {
+    errno = err;
     return nullptr;
   }
   if (!tcmalloc::numa::HasNode(PlacementNodes(), node)) {
@@ -101,8 +107,8 @@ tc_numa_malloc_onnode(size_t size, int node) {
 
 extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) void*
 tc_numa_malloc_interleaved(size_t size) {
-  if (!Ready()) {
-    errno = ENOMEM;
+  if (const int err = Ready()) {
+    errno = err;
     return nullptr;
   }
   return tcmalloc::numa::AllocPlaced(kInterleavedRegion, size);
@@ -124,7 +130,10 @@ tc_numa_node_of(const void* ptr) {
 
 extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) int
 tc_numa_node_ids(int* ids, int max_ids) {
-  const uint64_t nodes = Ready() ? PlacementNodes() : uint64_t{1};
+  // The nodes need no placed free(): the debug libraries list them too.
+  if (!tcmalloc::Static::IsInited()) tc_free(tc_malloc(1));
+  const uint64_t nodes =
+      tcmalloc::numa::StartPlacement() ? PlacementNodes() : uint64_t{1};
   int n = 0;
   for (uint64_t m = nodes; m != 0; m &= m - 1, ++n) {
     if (ids != nullptr && n < max_ids) ids[n] = __builtin_ctzll(m);

@@ -58,10 +58,12 @@ ATTRIBUTE_VISIBILITY_HIDDEN void SetPlacedSeparationForTest(bool on);
 // (the same node, or interleaved); nullptr with errno ENOMEM if none.
 ATTRIBUTE_VISIBILITY_HIDDEN void* AllocLike(const void* old_ptr, size_t size);
 
-// Makes sized delete choose its path again (defined in tcmalloc.cc): once
-// placed small objects may exist it must look at every pointer's address,
-// whatever the size says.
-ATTRIBUTE_VISIBILITY_HIDDEN void ChooseSizedDeleteAgain();
+// Readies free() for placed small objects (defined in tcmalloc.cc): sized
+// delete chooses its path again, and once they may exist it looks at every
+// pointer's address, whatever the size says. False in the debug libraries
+// (debugallocation.cc), whose free() checks a header placed memory has not:
+// placement is not offered there.
+ATTRIBUTE_VISIBILITY_HIDDEN bool EnablePlacedFrees();
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -18,6 +18,11 @@ namespace {
 
 static_assert(kClassSizesMax == (1 << kNodeClassShift),
               "a node class is the node above a whole size class");
+// Node classes go into the page map's class cache once thread caches sort
+// by owner (this file's patch widens the cache's values).
+static_assert(NodeClass(kMaxCpuNodes, 0) <=
+                  (1u << PackedCache<kAddressBits - kPageShift>::kValuebits),
+              "the page map's class cache holds every node class");
 
 // The node lists of every cache that has them: NodesWithCentralLists()
 // nodes' lists each.
