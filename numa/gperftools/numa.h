@@ -13,6 +13,10 @@
  * Node numbers are the kernel's (as numactl and /sys/devices/system/node
  * show them), and may be sparse.
  *
+ * The debug libraries (libtcmalloc_debug, libtcmalloc_minimal_debug) do not
+ * place memory: there tc_numa_malloc_onnode and tc_numa_malloc_interleaved
+ * return NULL with errno ENOSYS.
+ *
  * Inside the gperftools tree this file lives at src/gperftools/numa.h.
  */
 #ifndef GPERFTOOLS_NUMA_H_
