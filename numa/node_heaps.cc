@@ -178,7 +178,7 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
 static Span* NewForThisThread(Length n, Length align_pages) {
   const int node = CurrentNode();
   const int saved_errno = errno;  // a borrowed success leaves errno alone
-  if (align_pages == 0 && (n << kPageShift) >= kHugePageBytes &&
+  if (align_pages == 0 && StartsOnHugePage(n << kPageShift) &&
       FirstTouchNode(node)) {
     align_pages = kHugePageBytes >> kPageShift;
   }

@@ -65,15 +65,23 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
 // as it is, so a node's own reuse loop faults nothing.
 bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere);
 
-// A large block of at least this many bytes on a first-touch node starts on
-// a boundary of this size, the x86-64 and arm64 (4 KiB pages) transparent
-// huge page. Threads that each first-write an equal share of a block (2 MiB
-// multiples) then each fault whole huge pages of their own; a block off the
-// boundary has every huge page straddle two shares, and whichever thread
-// touches it first takes it all (measured: parallel share 0.50 instead of
-// 1.00 on 4 nodes, 8 MiB). google/tcmalloc places its large allocations on
-// huge-page boundaries for the same page-table reasons.
+// The x86-64 and arm64 (4 KiB pages) transparent huge page.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+// Whether a large block of `bytes` on a first-touch node starts on a huge
+// page boundary: when its length is a whole number of huge pages. Threads
+// that each first-write an equal share of such a block (2 MiB multiples) then
+// each fault whole huge pages of their own; a block off the boundary has
+// every huge page straddle two shares, and whichever thread touches it first
+// takes it all (measured: parallel share 0.50 instead of 1.00 on 4 nodes,
+// 8 MiB). A block of another length straddles a huge page at one end
+// wherever it starts, and aligning it would leave a hole behind it: a run of
+// 3 MiB blocks would lie 4 MiB apart, where vanilla packs them (upstream's
+// TCMallocTest.LargeAllocsRelease relies on that). google/tcmalloc places
+// its large allocations on huge-page boundaries for page-table reasons.
+inline constexpr bool StartsOnHugePage(size_t bytes) {
+  return bytes >= kHugePageBytes && bytes % kHugePageBytes == 0;
+}
 
 // Large blocks below this are not checked on their way back. The check is one
 // move_pages call (about 1.5 us for its 8 sampled pages); writing a 2 MiB

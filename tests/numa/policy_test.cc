@@ -93,6 +93,16 @@ TEST(TooManyPagesElsewhere, MoreThanOneInTwentyElsewhere) {
   EXPECT_TRUE(TooManyPagesElsewhere(0, 1));
 }
 
+TEST(StartsOnHugePage, WholeHugePagesOnly) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  EXPECT_FALSE(StartsOnHugePage(1 * kMiB));
+  EXPECT_TRUE(StartsOnHugePage(2 * kMiB));
+  EXPECT_FALSE(StartsOnHugePage(3 * kMiB));
+  EXPECT_FALSE(StartsOnHugePage(2 * kMiB + 8192));
+  EXPECT_TRUE(StartsOnHugePage(64 * kMiB));
+  EXPECT_FALSE(StartsOnHugePage(0));
+}
+
 }  // namespace
 }  // namespace numa
 }  // namespace tcmalloc
