@@ -10,25 +10,35 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-uint64_t g_sparse_bytes;
+constexpr size_t kPage = 4096;
+// A step holds a 2-node process's leaves and node lists in one mapping;
+// address space only, until written.
+constexpr size_t kStep = size_t{8} << 20;
+
+// The unused rest of the current step (guarded by the page heap lock).
+char* g_next;
+size_t g_left;
 
 }  // namespace
 
 void* SparseAlloc(size_t bytes) {
-  const size_t page = 4096;
-  if (bytes == 0 || bytes > ~size_t{0} - page) return nullptr;
-  const size_t len = (bytes + page - 1) & ~(page - 1);
-  const long p =
-      RawSyscall(SYS_mmap, 0, static_cast<long>(len), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p < 0 && p > -4096) return nullptr;
-  RawSyscall(SYS_madvise, p, static_cast<long>(len), MADV_NOHUGEPAGE);
-  __atomic_fetch_add(&g_sparse_bytes, len, __ATOMIC_RELAXED);
-  return reinterpret_cast<void*>(p);
-}
-
-uint64_t SparseBytes() {
-  return __atomic_load_n(&g_sparse_bytes, __ATOMIC_RELAXED);
+  if (bytes == 0 || bytes > ~size_t{0} - kStep) return nullptr;
+  const size_t len = (bytes + kPage - 1) & ~(kPage - 1);
+  if (len > g_left) {
+    const size_t map_len = len > kStep ? len : kStep;
+    const long p =
+        RawSyscall(SYS_mmap, 0, static_cast<long>(map_len),
+                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p < 0 && p > -4096) return nullptr;
+    RawSyscall(SYS_madvise, p, static_cast<long>(map_len), MADV_NOHUGEPAGE);
+    // What was left of the previous step stays unused, and untouched.
+    g_next = reinterpret_cast<char*>(p);
+    g_left = map_len;
+  }
+  void* result = g_next;
+  g_next += len;
+  g_left -= len;
+  return result;
 }
 
 }  // namespace numa

@@ -6,9 +6,13 @@
 // default), the first write to any 2 MiB-aligned stretch of an ordinary
 // anonymous mapping makes the whole stretch resident. Metadata that counts on
 // untouched pages costing nothing must therefore live where huge pages are
-// off: each call here maps fresh memory of its own and marks it
-// MADV_NOHUGEPAGE, so only the 4 KiB pages written are resident. Fresh
-// mappings are zero. Never freed; counted (SparseBytes).
+// off: this memory comes from mappings of its own marked MADV_NOHUGEPAGE, so
+// only the 4 KiB pages written are resident. They are mapped in steps of
+// several MiB and carved in order, so that all of a process's sparse
+// metadata lies in one or a few mappings (each separate mapping counts
+// against vm.max_map_count and may split from its neighbours); the unused
+// rest of a step is untouched and costs no memory. Fresh memory is zero.
+// Never freed.
 //
 // Raw syscalls only: called inside malloc, under the page heap lock.
 //
@@ -17,7 +21,6 @@
 #define NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 
 #include <stddef.h>
-#include <stdint.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -26,11 +29,8 @@ namespace numa {
 
 // `bytes` of zeroed memory, page aligned, without huge pages; nullptr if the
 // kernel refuses the mapping. A refused madvise is ignored (the memory is
-// still usable, only denser in RAM).
+// still usable, only denser in RAM). Requires the page heap lock.
 void* SparseAlloc(size_t bytes);
-
-// Bytes SparseAlloc has mapped.
-uint64_t SparseBytes();
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -1,0 +1,74 @@
+// SparseAlloc: zeroed, page-aligned metadata memory without huge pages, carved
+// in order from few mappings (numa/sparse_memory.h).
+#include "numa/sparse_memory.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+// The VmFlags line of the mapping that holds `p`, from /proc/self/smaps.
+std::string VmFlagsAt(const void* p) {
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin, end;
+    if (sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2) {
+      inside = begin <= addr && addr < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// Leaves and node lists of a small process follow one another, so they share
+// one mapping instead of adding one each to the process's mapping count.
+TEST(SparseAlloc, CallsAreCarvedInOrderFromOneMapping) {
+  char* leaf0 = static_cast<char*>(SparseAlloc(2 * kMiB));
+  char* leaf1 = static_cast<char*>(SparseAlloc(2 * kMiB));
+  char* lists = static_cast<char*>(SparseAlloc(128 << 10));
+  ASSERT_NE(leaf0, nullptr);
+  ASSERT_NE(leaf1, nullptr);
+  ASSERT_NE(lists, nullptr);
+  EXPECT_EQ(leaf1, leaf0 + 2 * kMiB);
+  EXPECT_EQ(lists, leaf1 + 2 * kMiB);
+}
+
+TEST(SparseAlloc, ZeroedPageAlignedWithoutHugePages) {
+  char* p = static_cast<char*>(SparseAlloc(5000));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  char* q = static_cast<char*>(SparseAlloc(1));
+  EXPECT_EQ(q, p + 8192) << "5000 bytes take two pages";
+  for (int i = 0; i < 8192; ++i) ASSERT_EQ(p[i], 0) << i;
+  memset(p, 1, 8192);
+  EXPECT_NE(VmFlagsAt(p).find(" nh"), std::string::npos) << VmFlagsAt(p);
+}
+
+TEST(SparseAlloc, LargerThanAStepGetsItsOwnMapping) {
+  char* big = static_cast<char*>(SparseAlloc(20 * kMiB));
+  ASSERT_NE(big, nullptr);
+  big[20 * kMiB - 1] = 1;
+  EXPECT_NE(VmFlagsAt(big + 20 * kMiB - 1).find(" nh"), std::string::npos);
+}
+
+TEST(SparseAlloc, RefusesWhatCannotBeMapped) {
+  EXPECT_EQ(SparseAlloc(0), nullptr);
+  EXPECT_EQ(SparseAlloc(~size_t{0}), nullptr);
+  EXPECT_EQ(SparseAlloc(size_t{1} << 62), nullptr);
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
