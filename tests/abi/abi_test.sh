@@ -48,6 +48,22 @@ check_soname() {
   echo "$3: SONAME $got"
 }
 
+# The calls gperftools/numa.h declares, which both drop-in libraries export.
+PLACEMENT_API="tc_numa_malloc_onnode tc_numa_malloc_interleaved tc_numa_node_of
+  tc_numa_num_nodes tc_numa_node_ids"
+
+# check_exports SYMS LABEL: returns 1 unless the symbol list SYMS has every call of
+# PLACEMENT_API.
+check_exports() {
+  local missing="" s
+  for s in $PLACEMENT_API; do grep -qx "$s" "$1" || missing="$missing $s"; done
+  if [ -n "$missing" ]; then
+    echo "$2: placement API missing:$missing"
+    return 1
+  fi
+  echo "$2: exports the placement API ($(wc -w <<<"$PLACEMENT_API") calls)"
+}
+
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/abi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -75,6 +91,7 @@ while [ $# -gt 0 ]; do
   compare_symbols "$work/vanilla.syms" "$work/patched.syms" "$name" || failures=$((failures + 1))
   check_soname "$vanilla" "$want" "vanilla $name" || failures=$((failures + 1))
   check_soname "$patched" "$want" "patched $name" || failures=$((failures + 1))
+  check_exports "$work/patched.syms" "patched $name" || failures=$((failures + 1))
 done
 
 # The same checks must catch a broken library: a symbol that disappeared (the last of the
@@ -90,6 +107,12 @@ elif ! grep -q "REMOVED $(tail -n1 "$work/real.syms")\$" "$work/self.log"; then
   failures=$((failures + 1))
 else
   echo "self-check: removing $(tail -n1 "$work/real.syms") is detected"
+fi
+if check_exports "$work/real.syms" "self-check (vanilla)" >/dev/null; then
+  echo "self-check FAILED: vanilla, without the placement API, passed its check"
+  failures=$((failures + 1))
+else
+  echo "self-check: a library without the placement API is detected"
 fi
 if check_soname "$first_vanilla" "${first_soname%.4}.5" "self-check (wrong SONAME)" >/dev/null; then
   echo "self-check FAILED: a wrong SONAME was not detected"
