@@ -143,6 +143,16 @@ static void ForEachPlacedHeap(Fn fn) {
   }
 }
 
+// Every heap that exists but node 0's (Static::pageheap()): nodes
+// 1..NumNodes()-1, then the placed ones, for sums over all of them.
+template <typename Fn>
+static void ForEachHeapAfterNode0(Fn fn) {
+  for (int i = 1; i < NumNodes(); ++i) {
+    if (PageHeap* h = ExistingHeap(i)) fn(h);
+  }
+  ForEachPlacedHeap(fn);
+}
+
 Span* NodeHeaps::NewPlaced(int id, Length n) {
   PageHeap* heap = Heap(id);
   Span* span = heap != nullptr ? heap->New(n) : nullptr;
@@ -376,12 +386,8 @@ PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
   if (heap->numa_node_ < 0 || (!Active() && !g_placed_heaps)) {
     return heap->stats_;
   }
-  PageHeap::Stats sum;
-  for (int i = 0; i < NumNodes(); ++i) {
-    const PageHeap* h = ExistingHeap(i);
-    if (h != nullptr) AddStats(h->stats_, &sum);
-  }
-  ForEachPlacedHeap([&](PageHeap* h) { AddStats(h->stats_, &sum); });
+  PageHeap::Stats sum = Static::pageheap()->stats_;
+  ForEachHeapAfterNode0([&](PageHeap* h) { AddStats(h->stats_, &sum); });
   return sum;
 }
 
@@ -401,43 +407,24 @@ bool NodeHeaps::NodeStats(int id, PageHeap::Stats* stats) {
 
 void NodeHeaps::GetSmallSpanStats(PageHeap::SmallSpanStats* result) {
   Static::pageheap()->GetSmallSpanStatsLocked(result);
-  for (int i = 1; i < NumNodes(); ++i) {
-    PageHeap* h = ExistingHeap(i);
-    if (h == nullptr) continue;
-    PageHeap::SmallSpanStats node;
-    h->GetSmallSpanStatsLocked(&node);
+  ForEachHeapAfterNode0([&](PageHeap* h) {
+    PageHeap::SmallSpanStats other;
+    h->GetSmallSpanStatsLocked(&other);
     for (int s = 0; s < kMaxPages; ++s) {
-      result->normal_length[s] += node.normal_length[s];
-      result->returned_length[s] += node.returned_length[s];
-    }
-  }
-  ForEachPlacedHeap([&](PageHeap* h) {
-    PageHeap::SmallSpanStats placed;
-    h->GetSmallSpanStatsLocked(&placed);
-    for (int s = 0; s < kMaxPages; ++s) {
-      result->normal_length[s] += placed.normal_length[s];
-      result->returned_length[s] += placed.returned_length[s];
+      result->normal_length[s] += other.normal_length[s];
+      result->returned_length[s] += other.returned_length[s];
     }
   });
 }
 
 void NodeHeaps::GetLargeSpanStats(PageHeap::LargeSpanStats* result) {
   Static::pageheap()->GetLargeSpanStatsLocked(result);
-  for (int i = 1; i < NumNodes(); ++i) {
-    PageHeap* h = ExistingHeap(i);
-    if (h == nullptr) continue;
-    PageHeap::LargeSpanStats node;
-    h->GetLargeSpanStatsLocked(&node);
-    result->spans += node.spans;
-    result->normal_pages += node.normal_pages;
-    result->returned_pages += node.returned_pages;
-  }
-  ForEachPlacedHeap([&](PageHeap* h) {
-    PageHeap::LargeSpanStats placed;
-    h->GetLargeSpanStatsLocked(&placed);
-    result->spans += placed.spans;
-    result->normal_pages += placed.normal_pages;
-    result->returned_pages += placed.returned_pages;
+  ForEachHeapAfterNode0([&](PageHeap* h) {
+    PageHeap::LargeSpanStats other;
+    h->GetLargeSpanStatsLocked(&other);
+    result->spans += other.spans;
+    result->normal_pages += other.normal_pages;
+    result->returned_pages += other.returned_pages;
   });
 }
 
