@@ -122,47 +122,6 @@ uint64_t ParseInterleaveAbove(const char* v) {
 
 }  // namespace
 
-bool ParseSize(const char* s, uint64_t max, uint64_t* out) {
-  uint64_t n = 0;
-  int digits = 0;
-  for (; *s >= '0' && *s <= '9'; ++s, ++digits) {
-    if (n > (max - (*s - '0')) / 10) return false;
-    n = n * 10 + (*s - '0');
-  }
-  if (digits == 0) return false;
-  int shift = 0;
-  switch (*s) {
-    case 'k':
-    case 'K':
-      shift = 10;
-      break;
-    case 'm':
-    case 'M':
-      shift = 20;
-      break;
-    case 'g':
-    case 'G':
-      shift = 30;
-      break;
-    case 't':
-    case 'T':
-      shift = 40;
-      break;
-    default:
-      break;
-  }
-  if (shift != 0) {
-    ++s;
-    if (*s == 'i' && s[1] == 'B')
-      s += 2;
-    else if (*s == 'B')
-      ++s;
-  }
-  if (*s != '\0' || n > (max >> shift)) return false;
-  *out = n << shift;
-  return true;
-}
-
 Config ParseConfig(GetenvFn getenv_fn) {
   Config c = kDefaultConfig;
   if (getenv_fn == nullptr) return c;

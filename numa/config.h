@@ -76,10 +76,6 @@ using GetenvFn = const char* (*)(const char*);
 //   local|preferred|bind); using local
 // With TCMALLOC_NUMA=0 the other knobs are not read at all (vanilla), but
 // TCMALLOC_NUMA_INTERLEAVE_ABOVE.
-
-// A size such as "65536", "64K", "64M", "1G", "2T" (binary multiples, also
-// written "64MiB" or "64MB"), at most `max`. False on anything else.
-bool ParseSize(const char* s, uint64_t max, uint64_t* out);
 Config ParseConfig(GetenvFn getenv_fn);
 
 }  // namespace numa

@@ -238,7 +238,7 @@ static void DumpPlacedStats(TCMalloc_Printer* out) {
     if (region == kInterleavedRegion) {
       out->printf("NUMA interleaved: ");
     } else {
-      out->printf("NUMA named node %2d: ", region - kFirstNamedRegion);
+      out->printf("NUMA named node %2d: ", PlacedKernelId(region));
     }
     out->printf(
         "%8.1f MiB system; %8.1f MiB page heap free; %8.1f MiB unmapped; "

@@ -385,9 +385,8 @@ bool BindPlaced(void* start, size_t len, int id) {
     BumpCounter(&g_state.counters.skipped);
     return true;
   }
-  const int kernel_id = id == kInterleavedRegion ? -1 : id - kFirstNamedRegion;
-  const Binding b =
-      DecidePlacedBinding(kernel_id, g_placement.nodes, g_placement.caps);
+  const Binding b = DecidePlacedBinding(PlacedKernelId(id), g_placement.nodes,
+                                        g_placement.caps);
   return ApplyBinding(start, len, b, &g_placement.caps, &g_state.counters);
 }
 

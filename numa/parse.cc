@@ -92,15 +92,67 @@ bool ParseMemTotal(ByteStream* in, uint64_t* kb) {
   return in->ok();
 }
 
-bool ParseUint(const char* s, uint64_t max, uint64_t* out) {
-  if (s == nullptr || !IsDigit(*s)) return false;
+namespace {
+
+// The decimal digits at *s, no larger than `max`; *s moves past them. False
+// if there are none or they exceed `max`.
+bool ParseDigits(const char** s, uint64_t max, uint64_t* out) {
+  const char* p = *s;
+  if (p == nullptr || !IsDigit(*p)) return false;
   uint64_t v = 0;
-  for (; *s != '\0'; ++s) {
-    if (!IsDigit(*s)) return false;
-    v = v * 10 + (*s - '0');
-    if (v > max) return false;
+  for (; IsDigit(*p); ++p) {
+    const uint64_t digit = static_cast<uint64_t>(*p - '0');
+    if (v > max / 10 || digit > max - v * 10) return false;
+    v = v * 10 + digit;
   }
+  *s = p;
   *out = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseUint(const char* s, uint64_t max, uint64_t* out) {
+  uint64_t v;
+  if (!ParseDigits(&s, max, &v) || *s != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool ParseSize(const char* s, uint64_t max, uint64_t* out) {
+  uint64_t n;
+  if (!ParseDigits(&s, max, &n)) return false;
+  int shift = 0;
+  switch (*s) {
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      break;
+  }
+  if (shift != 0) {
+    ++s;
+    if (*s == 'i' && s[1] == 'B') {
+      s += 2;
+    } else if (*s == 'B') {
+      ++s;
+    }
+  }
+  if (*s != '\0' || n > (max >> shift)) return false;
+  *out = n << shift;
   return true;
 }
 

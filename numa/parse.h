@@ -33,6 +33,10 @@ bool ParseMemTotal(ByteStream* in, uint64_t* kb);
 // Parses a whole string of decimal digits no larger than `max`.
 bool ParseUint(const char* s, uint64_t max, uint64_t* out);
 
+// Parses a size such as "65536", "64K", "64M", "1G", "2T" (binary multiples,
+// also written "64MiB" or "64MB"), at most `max` bytes.
+bool ParseSize(const char* s, uint64_t max, uint64_t* out);
+
 // C string equality (no libc dependency, usable before anything else).
 bool StrEq(const char* a, const char* b);
 

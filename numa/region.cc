@@ -100,7 +100,7 @@ MemoryKind KindOf(int id) {
 // kernel's for named ones.
 int OwnerNode(int id) {
   if (id == kInterleavedRegion) return 0;
-  return IsPlacedRegion(id) ? id - kFirstNamedRegion : id;
+  return IsPlacedRegion(id) ? PlacedKernelId(id) : id;
 }
 
 // Reserves [r->reserved_end, +bytes) PROT_NONE, binds it as region id's
@@ -268,7 +268,7 @@ static bool StartPlacedRegion(int id) {
   if (r->begin != 0) return true;
   if (g_placed_bind == nullptr) return false;
   RegionWindow(id, &r->begin, &r->end);
-  r->kernel_id = id == kInterleavedRegion ? -1 : id - kFirstNamedRegion;
+  r->kernel_id = PlacedKernelId(id);
   r->reserved_end = r->committed_end = r->begin;
   r->next_reserve = kFirstReserve;
   return true;

@@ -45,6 +45,10 @@ inline constexpr int NamedRegion(int kernel_id) {
 inline constexpr bool IsPlacedRegion(int id) {
   return id >= kFirstNamedRegion && id < kRegions;
 }
+// The kernel node id of placed region `id`; -1 for interleaved memory.
+inline constexpr int PlacedKernelId(int id) {
+  return id == kInterleavedRegion ? -1 : id - kFirstNamedRegion;
+}
 static_assert(kNamedBase + kMaxNodes * kNamedPartSize <= kInterleavedBase,
               "a named part for every kernel node id");
 // Node 0's window starts at address 0, where non-PIE executables and their

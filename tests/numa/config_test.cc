@@ -223,20 +223,6 @@ TEST(Config, OffKeepsInterleaveAbove) {
   EXPECT_EQ(c.interleave_above, uint64_t{64} << 20);
 }
 
-TEST(ParseSize, UnitsAndLimits) {
-  uint64_t v = 0;
-  EXPECT_TRUE(ParseSize("4k", 1 << 20, &v));
-  EXPECT_EQ(v, 4096u);
-  EXPECT_TRUE(ParseSize("2T", uint64_t{1} << 50, &v));
-  EXPECT_EQ(v, uint64_t{2} << 40);
-  EXPECT_TRUE(ParseSize("3MB", uint64_t{1} << 50, &v));
-  EXPECT_EQ(v, uint64_t{3} << 20);
-  EXPECT_FALSE(ParseSize("2M", 1 << 20, &v)) << "above the limit";
-  EXPECT_FALSE(ParseSize("", 100, &v));
-  EXPECT_FALSE(ParseSize("1 M", 1 << 30, &v));
-  EXPECT_FALSE(ParseSize("1Mi", 1 << 30, &v));
-}
-
 }  // namespace
 }  // namespace numa
 }  // namespace tcmalloc

@@ -130,6 +130,7 @@ TEST(ParseUint, WholeStringWithinMax) {
   EXPECT_TRUE(ParseUint("007", 64, &v));
   EXPECT_EQ(v, 7u);
   EXPECT_FALSE(ParseUint("65", 64, &v));
+  EXPECT_FALSE(ParseUint("5", 3, &v)) << "a digit above a small max";
   EXPECT_FALSE(ParseUint("", 64, &v));
   EXPECT_FALSE(ParseUint("4 ", 64, &v));
   EXPECT_FALSE(ParseUint("-4", 64, &v));
@@ -141,6 +142,20 @@ TEST(StrEq, Basics) {
   EXPECT_FALSE(StrEq("bind", "binder"));
   EXPECT_FALSE(StrEq("binder", "bind"));
   EXPECT_TRUE(StrEq("", ""));
+}
+
+TEST(ParseSize, UnitsAndLimits) {
+  uint64_t v = 0;
+  EXPECT_TRUE(ParseSize("4k", 1 << 20, &v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_TRUE(ParseSize("2T", uint64_t{1} << 50, &v));
+  EXPECT_EQ(v, uint64_t{2} << 40);
+  EXPECT_TRUE(ParseSize("3MB", uint64_t{1} << 50, &v));
+  EXPECT_EQ(v, uint64_t{3} << 20);
+  EXPECT_FALSE(ParseSize("2M", 1 << 20, &v)) << "above the limit";
+  EXPECT_FALSE(ParseSize("", 100, &v));
+  EXPECT_FALSE(ParseSize("1 M", 1 << 30, &v));
+  EXPECT_FALSE(ParseSize("1Mi", 1 << 30, &v));
 }
 
 }  // namespace
