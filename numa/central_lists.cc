@@ -215,6 +215,12 @@ bool BatchBelongsTo(int node, void* start, int n) {
 
 }  // namespace numa
 
+bool CentralFreeList::SetAsideIfStray(void* object) {
+  if (numa::ListOwnerOf(object) == region_) return false;
+  SLL_Push(&stray_, object);
+  return true;
+}
+
 void CentralFreeList::ReturnStrays() {
   void* strays = stray_;
   stray_ = nullptr;

@@ -50,6 +50,13 @@ auto SkipClearingFreshLeaves(Map* map, bool (*zeroes)(), int)
 template <typename Map>
 void SkipClearingFreshLeaves(Map*, bool (*)(), long) {}
 
+// True while tcmalloc's own system allocator serves: its memory is fresh and
+// zero (a user's SysAllocator may hand out anything).
+bool OwnAllocatorZeroes() {
+  SpinLockHolder l(GetSysAllocLock());
+  return TCMalloc_OwnSystemAllocator();
+}
+
 // True while Heap() makes a node heap: it shares the page map.
 bool g_making_node_heap;
 
@@ -97,6 +104,25 @@ PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
   return *storage.get();
 }
 
+int NodeHeaps::InitialRegion(const PageHeap* heap) {
+  return heap == Static::pageheap() ? 0 : -1;
+}
+
+void* NodeHeaps::SystemAlloc(const PageHeap* heap, size_t bytes,
+                             size_t* actual, size_t alignment) {
+  const int id = heap->numa_node_;
+  if (id >= 0 && HasRegion(id)) {
+    SpinLockHolder l(GetSysAllocLock());
+    if (TCMalloc_OwnSystemAllocator()) {
+      void* result = GrowRegion(id, bytes, actual);
+      if (result != nullptr) TCMalloc_SystemTaken += *actual;
+      return result;
+    }
+    if (id != 0) return nullptr;
+  }
+  return TCMalloc_SystemAlloc(bytes, actual, alignment);
+}
+
 // The heap of region `id` if it exists.
 static PageHeap* ExistingHeap(int id) {
   if (id == 0) return Static::pageheap();
@@ -126,7 +152,7 @@ PageHeap* NodeHeaps::Heap(int id) {
     if (!Active()) {
       SkipClearingFreshLeaves(
           static_cast<PageHeap::PageMap*>(g_shared_page_map),
-          TCMalloc_SystemAllocZeroes, 0);
+          OwnAllocatorZeroes, 0);
     }
     __atomic_store_n(&g_placed_heaps, true, __ATOMIC_RELEASE);
   }
@@ -261,10 +287,14 @@ bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
 bool NodeHeaps::RetireSpan(PageHeap* heap, Span* s) {
   ASSERT(s->location == Span::ON_RETURNED_FREELIST);
   const Length n = s->length;
-  if (!TCMalloc_SystemReturnToNode(
-          reinterpret_cast<void*>(s->start << kPageShift),
-          static_cast<size_t>(n << kPageShift), heap->numa_node_)) {
-    return false;
+  {
+    SpinLockHolder l(GetSysAllocLock());  // the region's state, Taken
+    if (!ShrinkRegion(heap->numa_node_,
+                      reinterpret_cast<void*>(s->start << kPageShift),
+                      static_cast<size_t>(n << kPageShift))) {
+      return false;
+    }
+    TCMalloc_SystemTaken -= static_cast<size_t>(n << kPageShift);
   }
   heap->RemoveFromFreeList(s);
   heap->stats_.system_bytes -= n << kPageShift;

@@ -34,6 +34,19 @@ class NodeHeaps {
   static PageHeap::PageMapCache& PageMapCacheFor(const PageHeap* heap)
       ATTRIBUTE_VISIBILITY_HIDDEN;
 
+  // The region `heap` belongs to as upstream's constructor makes it: 0 for
+  // node 0's heap (Static::pageheap()), else -1 (Heap() then sets a node
+  // heap's id; a heap made any other way keeps -1).
+  static int InitialRegion(const PageHeap* heap) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // TCMalloc_SystemAlloc for `heap`'s growth (GrowHeap): from its region
+  // while it has one (HasRegion) and the system allocator is tcmalloc's own.
+  // A SysAllocator of the user's serves node 0's heap alone: its memory's
+  // owner cannot be told from its address, so other nodes get nullptr and
+  // borrow. A heap of no region gets TCMalloc_SystemAlloc's memory.
+  static void* SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
+                           size_t alignment) ATTRIBUTE_VISIBILITY_HIDDEN;
+
   // The heap of region `id` (a node's, or a placed one once placement
   // started: numa/region.h), made on first use; nullptr if it cannot be made
   // (out of metadata memory: a node then cannot serve, others do; a placed

@@ -18,7 +18,7 @@
 namespace tcmalloc {
 namespace numa {
 
-internal::SmallObjects internal::g_small_objects = {1, false, false};
+internal::SmallObjects internal::g_small_objects = {1, false, false, false};
 bool internal::g_placement_started;
 
 namespace {
@@ -61,7 +61,7 @@ void Reset() {
   memset(&g_state, 0, sizeof(g_state));
   g_state.policy = BindPolicy::kLocal;
   g_state.cpu_nodes = 1;
-  internal::g_small_objects = {1, false, false};
+  internal::g_small_objects = {1, false, false, false};
 }
 
 // Numbers the usable kernel nodes: CPU nodes first, then memory-only nodes,
@@ -309,20 +309,22 @@ bool FirstTouchNode(int node) {
 bool StatsAtExit() { return g_state.stats; }
 
 namespace {
-void UpdateStrays() {
+void UpdateSmallObjects() {
   internal::SmallObjects& s = internal::g_small_objects;
   s.strays = s.nodes_with_central_lists > 1 && !s.node_classes;
+  __atomic_store_n(&s.sized_free_by_owner, s.node_classes || PlacementStarted(),
+                   __ATOMIC_RELAXED);
 }
 }  // namespace
 
 void SetNodesWithCentralLists(int n) {
   internal::g_small_objects.nodes_with_central_lists = n;
-  UpdateStrays();
+  UpdateSmallObjects();
 }
 
 void SetNodeClasses(bool on) {
   internal::g_small_objects.node_classes = on;
-  UpdateStrays();
+  UpdateSmallObjects();
 }
 
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
@@ -407,6 +409,7 @@ bool StartPlacement() {
     if (g_placement.ok) {
       SetPlacedBinder(BindPlaced);
       __atomic_store_n(&internal::g_placement_started, true, __ATOMIC_RELEASE);
+      UpdateSmallObjects();  // sized delete looks at addresses from now on
     }
   }
   const bool ok = g_placement.ok;
@@ -427,6 +430,7 @@ void ResetPlacementForTest() {
   __atomic_store_n(&internal::g_placement_started, false, __ATOMIC_RELEASE);
   g_placement = Placement{};
   SetPlacedBinder(nullptr);
+  UpdateSmallObjects();
 }
 
 }  // namespace numa

@@ -107,6 +107,7 @@ struct SmallObjects {
   int nodes_with_central_lists;
   bool node_classes;
   bool strays;  // several sets of lists, and caches that do not sort by owner
+  bool sized_free_by_owner;  // node classes, or placed memory may exist
 };
 NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 // Set once StartPlacement succeeded; never cleared but by tests.
@@ -181,6 +182,23 @@ inline int ListOwnerOf(const void* object) {
 // The value the page map caches for an object of class cl owned by `node`.
 inline uint32_t CachedClass(int node, uint32_t cl) {
   return NodeClasses() ? NodeClass(node, cl) : cl;
+}
+
+// True when `cached`, the page map's cached value for `object`, is what
+// Populate or free() would have written for it: class cl and, with node
+// classes, the object's owner (Debug builds check every cache hit).
+inline bool CachedClassIs(uint32_t cached, const void* object, uint32_t cl) {
+  return BaseClass(cached) == cl && cached == CachedClass(ListNodeOf(object), cl);
+}
+
+// True when a sized delete cannot trust the size alone and must look at the
+// address: the size names the class but not the owner (node classes), or
+// the object may be placed memory, which thread caches never hold
+// (numa/sized_delete.h).
+inline bool SizedFreeNeedsOwner() {
+  // A plain load, one compare with memory: on every sized delete. Set once
+  // (Init, the first placement), before any object it concerns exists.
+  return internal::g_small_objects.sized_free_by_owner;
 }
 
 // Counters for introspection (MallocExtension properties, stats).

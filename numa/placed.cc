@@ -22,9 +22,9 @@ constexpr PlacedMemoryReader kReader = {PlacedCentralLength,
                                         PlacedTransferLength,
                                         PlacedOverheadBytes, PlacedFreeBytes};
 
-// Placement, readied once: free() and sized delete told (EnablePlacedFrees),
-// the usable nodes read and the regions' binder set (StartPlacement),
-// introspection told where to read. 0 when ready, else the errno placement
+// Placement, readied once: the usable nodes read, the regions' binder set
+// and sized delete told to look at addresses (StartPlacement), introspection
+// told where to read. 0 when ready, else the errno placement
 // fails with: ENOSYS in the debug libraries, ENOMEM when no node is found.
 int Ready() {
   static int ready;  // 0: not yet; 1: ready; < 0: -errno for good
@@ -33,8 +33,7 @@ int Ready() {
   if (r < 0) return -r;
   // A first call before any malloc: the allocator sets itself up first.
   if (!Static::IsInited()) tc_free(tc_malloc(1));
-  // Before any placed object exists, so that no sized delete misses one.
-  if (!EnablePlacedFrees()) {
+  if (!PlacementOffered()) {
     __atomic_store_n(&ready, -ENOSYS, __ATOMIC_RELEASE);
     return ENOSYS;
   }
