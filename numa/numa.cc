@@ -9,6 +9,7 @@
 #include "numa/bind.h"
 #include "numa/config.h"
 #include "numa/current_cpu.h"
+#include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/numa_testing.h"
 #include "numa/region.h"
@@ -117,12 +118,12 @@ void Activate() {
     s.cpu_nodes = cpu_nodes;
     return;
   }
-  static const char kWarning[] =
-      "tcmalloc: more NUMA nodes serve CPUs than per-node small-object lists "
-      "can track; small objects share one set of lists (page-level memory "
-      "stays per node)\n";
-  RawSyscall(SYS_write, 2, reinterpret_cast<long>(kWarning),
-             sizeof(kWarning) - 1);
+  Line()
+      .Add(
+          "tcmalloc: more NUMA nodes serve CPUs than per-node small-object "
+          "lists can track; small objects share one set of lists "
+          "(page-level memory stays per node)")
+      .WriteToStderr();
 }
 
 // What Init learns from the kernel (get_mempolicy), or a test's stand-in.

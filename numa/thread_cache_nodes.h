@@ -113,7 +113,7 @@ class ThreadCacheNodes {
 };
 
 ALWAYS_INLINE void ThreadCacheNodes::DeallocateLocal(ThreadCache* cache,
-                                                    void* ptr, uint32_t cl) {
+                                                     void* ptr, uint32_t cl) {
   ASSERT(NodeClasses() && OwnerOf(ptr).node == cache->node_);
   ThreadCache::FreeList* list = &cache->alloc_lists_[cl];
   ASSERT(ptr != list->Next());  // a double free, as Deallocate checks
