@@ -136,12 +136,9 @@ static struct {
   uint64_t split_misses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
 } g;
 
-// The memory class of an address: the kind of the range holding it. Memory
-// ranges do not overlap but may nest (a thread's TLS lies inside its stack
-// mapping): the innermost one, the last that starts at or before addr and
-// contains it, wins.
-static int mem_class(uint64_t addr) {
-  int lo = 0, hi = g.n_mem_ranges;  // first range with begin > addr
+// The index of the first memory range that begins after addr.
+static int first_after(uint64_t addr) {
+  int lo = 0, hi = g.n_mem_ranges;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
     if (g.mem_ranges[mid].begin <= addr) {
@@ -150,6 +147,15 @@ static int mem_class(uint64_t addr) {
       hi = mid;
     }
   }
+  return lo;
+}
+
+// The memory class of an address: the kind of the range holding it. Memory
+// ranges do not overlap but may nest (a thread's TLS lies inside its stack
+// mapping): the innermost one, the last that starts at or before addr and
+// contains it, wins.
+static int mem_class(uint64_t addr) {
+  const int lo = first_after(addr);
   for (int i = lo - 1; i >= 0 && lo - i <= 8; --i) {
     const struct addr_range* r = &g.mem_ranges[i];
     if (addr < r->end) {
@@ -167,15 +173,7 @@ static int mem_class(uint64_t addr) {
 // The class of a whole page, or -1 when a range boundary cuts it.
 static int page_class(uint64_t page) {
   const uint64_t begin = page << 12, end = begin + 4096;
-  int lo = 0, hi = g.n_mem_ranges;  // first range with begin > page's begin
-  while (lo < hi) {
-    const int mid = (lo + hi) / 2;
-    if (g.mem_ranges[mid].begin <= begin) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const int lo = first_after(begin);
   if (lo < g.n_mem_ranges && g.mem_ranges[lo].begin < end) return -1;
   for (int i = lo - 1; i >= 0 && lo - i <= 8; --i) {
     if (g.mem_ranges[i].end > begin && g.mem_ranges[i].end < end) return -1;
