@@ -1,9 +1,11 @@
 // The placement shim's probe (tests/compare/place_threads_run): the main
 // thread creates --threads T threads, one after another; each reports, once
 // it runs, the node of its CPU (getcpu), and the nodes of the pages that hold
-// its stack frame and its thread descriptor (move_pages(2), a query). Lines on
-// stdout: "thread K cpu_node=N stack_node=S tls_node=D" (K: creation order
-// from 1), then "main cpu_node=N". Built by the test, run under
+// its stack frame and its thread descriptor (move_pages(2), a query), and
+// creates one thread of its own, which reports the same. Lines on stdout:
+// "thread K cpu_node=N stack_node=S tls_node=D" (K: creation order by the
+// main thread, from 1), "child K cpu_node=N stack_node=S tls_node=D" (the
+// thread K's own), then "main cpu_node=N". Built by the test, run under
 // place_threads.so in the lab.
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -28,6 +30,7 @@ static int page_node(const void* p) {
 
 struct report {
   int k, cpu, stack, tls;
+  struct report* child;
 };
 
 static void* worker(void* arg) {
@@ -37,6 +40,11 @@ static void* worker(void* arg) {
   r->cpu = cpu_node();
   r->stack = page_node((const void*)frame);
   r->tls = page_node((const void*)pthread_self());
+  if (r->child) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker, r->child) != 0) exit(1);
+    pthread_join(t, NULL);
+  }
   return NULL;
 }
 
@@ -47,16 +55,20 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: placement_probe [--threads 1-64]\n");
     return 2;
   }
-  struct report reports[64];
+  struct report reports[64], children[64];
   for (int k = 0; k < threads; ++k) {
     pthread_t t;
-    reports[k].k = k + 1;
+    reports[k].k = children[k].k = k + 1;
+    reports[k].child = &children[k];
+    children[k].child = NULL;
     if (pthread_create(&t, NULL, worker, &reports[k]) != 0) return 1;
     pthread_join(t, NULL);
   }
   for (int k = 0; k < threads; ++k) {
     printf("thread %d cpu_node=%d stack_node=%d tls_node=%d\n", reports[k].k,
            reports[k].cpu, reports[k].stack, reports[k].tls);
+    printf("child %d cpu_node=%d stack_node=%d tls_node=%d\n", children[k].k,
+           children[k].cpu, children[k].stack, children[k].tls);
   }
   printf("main cpu_node=%d\n", cpu_node());
   return 0;

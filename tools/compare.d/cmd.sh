@@ -170,7 +170,7 @@ run_args() {
   # With --accesses the command runs inside a counting window of the lab's
   # plugin: lab-window (static, so no allocator is preloaded into it) opens
   # it, runs the command and closes it.
-  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- ${LAB_WINDOW:+"$LAB_WINDOW"} "${CMD[@]}")
+  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- ${LAB_WINDOW:+"$LAB_WINDOW"} ${PIN_EXEC[@]+"${PIN_EXEC[@]}"} "${CMD[@]}")
 }
 
 progress_line() { printf '%s: [%d/%d] rep %d/%d %s\n' compare "$1" "$total_runs" "$2" "$reps" "$3"; }
@@ -221,6 +221,10 @@ run_in_lab() {
     cc -O2 -shared -fPIC -o "$snap/place_threads.so" "$REPO_ROOT/tools/compare.d/place_threads.c" -ldl ||
       die "cannot build tools/compare.d/place_threads.c"
     PRELOAD_EXTRA=$helper:$snap/place_threads.so
+    # Exec'd on node 0 (the lab's CPU 0), so that the dynamic loader's work
+    # before the shim's constructor runs there too (busybox's static taskset:
+    # no allocator is loaded into it).
+    [ "$pin" = none ] || PIN_EXEC=(taskset -c 0)
     allocator_code_ranges
   fi
   local vm_args=(--timeout 1800)

@@ -3,9 +3,12 @@
 //
 // Placement (PLACE_THREADS=round-robin, the default; none leaves threads to
 // the guest's scheduler): the main thread runs on node 0 and the k-th thread
-// the process creates (k = 1, 2, ...) on node k mod N, N the nodes with CPUs,
-// each pinned to all CPUs of its node (sysfs cpulist) by the new thread
-// itself before its start routine runs. The pages the process touched before
+// it creates (k = 1, 2, ...) on node k mod N, N the nodes with CPUs; a thread
+// created by another thread runs on its creator's node (larson's threads
+// each start their successor, which takes over their blocks: a successor on
+// a random node would make every run a different benchmark). Each is pinned
+// to all CPUs of its node (sysfs cpulist) by the new thread itself before
+// its start routine runs. The pages the process touched before
 // main (wherever it was exec'd) move to node 0 with migrate_pages(2). A new
 // thread's stack mapping holds, at its top, the thread's descriptor and
 // static TLS (where allocators keep their thread-cache pointers), written by
@@ -26,7 +29,9 @@
 //
 // PLACE_THREADS_LOG=FILE: at exit, one line per thread created, "thread K
 // node=N cpu=C stack=B-E tls=B-E" (cpu: where it started its routine, -1
-// unpinned), and "main node=0 cpu=C" (tests/compare/place_threads_run).
+// unpinned), "main node=0 cpu=C" (tests/compare/place_threads_run), and
+// "object PATH base=B" per loaded object, to symbolise the instruction
+// addresses of the plugin's hot=N lines.
 //
 // No malloc: the allocator under test sees the program's calls only.
 #define _GNU_SOURCE
@@ -70,7 +75,8 @@ static int cpu_nodes[kMaxNodes], n_cpu_nodes;
 static cpu_set_t node_cpus[kMaxNodes];
 static size_t sizeof_pthread = 2304, static_tls_size = 4096;
 static size_t default_stack_size = 8 << 20;
-static atomic_int created;
+static atomic_int created, created_by_main;
+static __thread int my_node = -1;  // this thread's node index, once placed
 static struct slot slots[kSlots];
 static struct record records[kMaxLog];
 static atomic_int n_records;
@@ -196,6 +202,7 @@ static void* trampoline(void* p) {
   const int k = s->k, node = s->node;
   const size_t stack_size = s->stack_size;
   atomic_store(&s->busy, 0);
+  my_node = node;
   if (placing) pin(node);
   const uintptr_t pd = (uintptr_t)pthread_self();
   const uintptr_t top = (pd + sizeof_pthread + 4095) & ~(uintptr_t)4095;
@@ -238,7 +245,12 @@ int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   s->start = start;
   s->arg = arg;
   s->k = k;
-  s->node = n_cpu_nodes ? k % n_cpu_nodes : 0;
+  if (my_node >= 0 && getpid() != (pid_t)syscall(SYS_gettid)) {
+    s->node = my_node;  // a thread's own thread: on its node
+  } else {
+    const int m = atomic_fetch_add(&created_by_main, 1) + 1;
+    s->node = n_cpu_nodes ? m % n_cpu_nodes : 0;
+  }
   s->stack_size = stack_size;
   const int rc = real_create(thread, attr, trampoline, s);
   if (rc != 0) atomic_store(&s->busy, 0);
@@ -267,6 +279,7 @@ __attribute__((constructor)) static void place_threads_init(void) {
   read_topology();
   if (placing && n_cpu_nodes > 0) {
     pin(0);
+    my_node = 0;
     unsigned long from[kMaxNodes / 64 + 1] = {0}, to[kMaxNodes / 64 + 1] = {0};
     for (int i = 1; i < n_cpu_nodes; ++i) {
       from[cpu_nodes[i] / 64] |= 1ul << (cpu_nodes[i] % 64);
@@ -295,6 +308,16 @@ __attribute__((constructor)) static void place_threads_init(void) {
   report(LAB_RANGE_TLS, tls_begin_of(pd), pd + sizeof_pthread);
 }
 
+static int log_object(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  char line[512];
+  const int n = snprintf(line, sizeof(line), "object %s base=%lx\n",
+                         info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "-",
+                         (unsigned long)info->dlpi_addr);
+  if (n > 0 && write(*(int*)data, line, (size_t)n) < 0) return 1;
+  return 0;
+}
+
 __attribute__((destructor)) static void place_threads_log(void) {
   const char* path = getenv("PLACE_THREADS_LOG");
   if (!path || !*path) return;
@@ -314,5 +337,6 @@ __attribute__((destructor)) static void place_threads_log(void) {
                  (unsigned long)r->top);
     if (write(fd, line, (size_t)n) < 0) break;
   }
+  dl_iterate_phdr(log_object, &fd);
   close(fd);
 }
