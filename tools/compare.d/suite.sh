@@ -28,7 +28,7 @@ mbench_args() {
     cache-scratch:native | cache-thrash:native) echo "$t 1000 1 2000000 $t" ;;
     cache-scratch:lab | cache-thrash:lab) echo "$t 1000 1 2000 $t" ;;
     mstress:native) echo "$t 50 25" ;;
-    mstress:lab) echo "$t 50 5" ;;
+    mstress:lab) echo "$t 50 10" ;;
     rptest:native) echo "$t 0 1 2 500 1000 100 8 16000" ;;
     rptest:lab) echo "$t 0 1 2 10 1000 100 8 16000" ;;
     glibc-thread:native | glibc-thread:lab) echo "$t" ;;

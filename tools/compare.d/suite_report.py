@@ -169,25 +169,23 @@ def main():
         reps = max(len(x["runs"]) // max(1, len(x["allocators"])) for x in (s["record"] for s in lab))
         out.append(f"## Lab, {nodes} nodes ({nodes} threads' worth, placed round-robin unless said; "
                    f"median [min-max] of {reps})\n")
-        rows = [[s["benchmark"]] + [f"{cell(figures[s['benchmark']][where]['accesses.remote_share'].get(a))} "
-                                    f"({cell(figures[s['benchmark']][where]['accesses.llc_remote_share'].get(a))})"
-                                    for a in allocators] for s in lab]
-        out.append("% of accesses remote (% of LLC misses remote):\n")
-        out.append(table(["benchmark"] + allocators, rows) + "\n")
+        def pair(first, second, title):
+            rows = [[s["benchmark"]] + [f"{cell(figures[s['benchmark']][where][first].get(a))} "
+                                        f"({cell(figures[s['benchmark']][where][second].get(a))})"
+                                        for a in allocators] for s in lab]
+            out.append(title + "\n")
+            out.append(table(["benchmark"] + allocators, rows) + "\n")
+
+        pair("accesses.remote_share", "accesses.llc_remote_share",
+             "% of accesses remote (% of LLC misses remote):")
         rows = [[s["benchmark"]] + [f"{cell(figures[s['benchmark']][where]['accesses.llc_misses'].get(a), None)}"
                                     for a in allocators] for s in lab]
         out.append("LLC misses per run (the sample behind the shares):\n")
         out.append(table(["benchmark"] + allocators, rows) + "\n")
-        rows = [[s["benchmark"]] + [f"{cell(figures[s['benchmark']][where]['accesses.alloc.remote_share'].get(a))} "
-                                    f"({cell(figures[s['benchmark']][where]['accesses.alloc.llc_remote_share'].get(a))})"
-                                    for a in allocators] for s in lab]
-        out.append("The allocator's own code: % of its accesses remote (% of its LLC misses remote):\n")
-        out.append(table(["benchmark"] + allocators, rows) + "\n")
-        rows = [[s["benchmark"]] + [f"{cell(figures[s['benchmark']][where]['accesses.program_heap.remote_share'].get(a))} "
-                                    f"({cell(figures[s['benchmark']][where]['accesses.program_heap.llc_remote_share'].get(a))})"
-                                    for a in allocators] for s in lab]
-        out.append("The program's accesses to heap memory: % remote (% of their LLC misses remote):\n")
-        out.append(table(["benchmark"] + allocators, rows) + "\n")
+        pair("accesses.alloc.remote_share", "accesses.alloc.llc_remote_share",
+             "The allocator's own code: % of its accesses remote (% of its LLC misses remote):")
+        pair("accesses.program_heap.remote_share", "accesses.program_heap.llc_remote_share",
+             "The program's accesses to heap memory: % remote (% of their LLC misses remote):")
         rows = []
         for s in lab:
             for a in allocators:
