@@ -237,6 +237,18 @@ run_in_lab() {
     echo 'set -u'
     declare -f run_one
     printf 'mkdir -p %q/runs\n' "$guest"
+    if [ "$pin" = round-robin ]; then
+      # One run before the measured ones, outside any counting window: the
+      # first runs in a freshly booted guest find its memory unfragmented
+      # (huge pages for every first touch) and read several points apart
+      # from all later ones (docs/benchmarks.md, "The harness, measured").
+      local first
+      first=$(head -n1 "$out/runs.tsv" | cut -f4)
+      LAB_WINDOW='' run_args "$first" "$guest/warmup"
+      echo 'echo "compare: warm-up run (not counted)" >&2'
+      printf '%q ' run_one "${RUN_ARGS[@]}"
+      echo '|| true'
+    fi
     while IFS=$'\t' read -r k rep prefix i _; do
       run_args "$i" "$guest/$prefix" "COMPARE_NUMA_MAPS=$guest/$prefix.maps"
       # Shown as it happens (numa-vm --live-stderr), with the guest's clock.

@@ -159,7 +159,7 @@ def main():
                 unit = OWN[b][2] + (", higher is better" if OWN[b][3] == "higher" else "") if b in OWN else "s"
                 rows.append([b] + ([unit] if key == "own" else []) +
                             [cell(figures[b]["native"][key].get(a), digits) for a in allocators])
-            out.append(f"{title.capitalize()}:\n")
+            out.append(f"{title[0].upper()}{title[1:]}:\n")
             out.append(table(["benchmark"] + (["unit"] if key == "own" else []) + allocators, rows) + "\n")
     for nodes in sorted({s["nodes"] for s in steps if s["nodes"]}):
         lab = [s for s in steps if s["nodes"] == nodes and s["record"]]
