@@ -136,7 +136,8 @@ suite_main() {
     note "suite [$step/$total] $b ${where/lab/lab, } $([ "$where" = native ] || echo "nodes")" "($b $args)"
     printf '%s\t%s\t%s\t%s\n' "$b" "$where" "$t" "$args" >>"$out/steps.tsv"
     rc=0
-    "$REPO_ROOT/tools/compare" --cmd "$MBENCH_BIN/$b $args" "${cmd_args[@]}" >"$out/$b.$where.txt" || rc=$?
+    # From the run directory: rptest writes its results file into the current one.
+    (cd "$out" && "$REPO_ROOT/tools/compare" --cmd "$MBENCH_BIN/$b $args" "${cmd_args[@]}") >"$out/$b.$where.txt" || rc=$?
     echo "$rc" >"$out/$b.$where.rc"
     [ "$rc" = 0 ] || note "suite: $b ($where) ended with status $rc (table: $out/$b.$where.txt)"
     [ "$rc" -le "$worst" ] || worst=$rc
