@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -139,6 +140,17 @@ class Ring {
   std::atomic<size_t> tail_{0};
 };
 
+// Runs `work` as phase NAME of PATTERN, whose using thread is on `user_node`,
+// then reports where the pages of the objects in `*objects` lie.
+void MeasuredPhase(const char* pattern, const char* name, int user_node,
+                   const std::vector<char*>* objects, size_t size,
+                   const std::function<void()>& work) {
+  Phase phase(pattern, name, user_node);
+  work();
+  phase.End();
+  phase.Report(*objects, size);
+}
+
 }  // namespace
 
 void Handoff(const Topology& topology, const Options& options) {
@@ -146,31 +158,22 @@ void Handoff(const Topology& topology, const Options& options) {
   const int home = topology.cpu_nodes[0], away = topology.cpu_nodes[1];
   Worker writer(topology, home), reader(topology, away);
   std::vector<char*> batch;
-  {
-    Phase phase("handoff", "first-batch", home);
+  MeasuredPhase("handoff", "first-batch", home, &batch, options.size, [&] {
     writer.Run(
         [&] { batch = AllocateAndWrite(options.objects, options.size, 1); });
-    phase.End();
-    phase.Report(batch, options.size);
-  }
-  {
-    Phase phase("handoff", "remote-read", away);
+  });
+  MeasuredPhase("handoff", "remote-read", away, &batch, options.size, [&] {
     reader.Run([&] {
       // The reader's own copy of the list, on its own node.
       const std::vector<char*> mine(batch);
       ReadFor(mine, options.size, options.seconds);
     });
-    phase.End();
-    phase.Report(batch, options.size);
-  }
-  {
-    Phase phase("handoff", "second-batch", home);
+  });
+  MeasuredPhase("handoff", "second-batch", home, &batch, options.size, [&] {
     reader.Run([&] { FreeAll(&batch); });
     writer.Run(
         [&] { batch = AllocateAndWrite(options.objects, options.size, 2); });
-    phase.End();
-    phase.Report(batch, options.size);
-  }
+  });
   writer.Run([&] { FreeAll(&batch); });
 }
 
@@ -179,31 +182,22 @@ void Migration(const Topology& topology, const Options& options) {
   const int home = topology.cpu_nodes[0], away = topology.cpu_nodes[1];
   Worker worker(topology, home);
   std::vector<char*> batch;
-  {
-    Phase phase("migration", "home", home);
+  MeasuredPhase("migration", "home", home, &batch, options.size, [&] {
     worker.Run([&] {
       batch = AllocateAndWrite(options.objects, options.size, 1);
       WorkFor(batch, options.size, options.seconds);
     });
-    phase.End();
-    phase.Report(batch, options.size);
-  }
+  });
   worker.MoveTo(away);
-  {
-    Phase phase("migration", "moved", away);
+  MeasuredPhase("migration", "moved", away, &batch, options.size, [&] {
     worker.Run([&] { WorkFor(batch, options.size, options.seconds); });
-    phase.End();
-    phase.Report(batch, options.size);
-  }
-  {
-    Phase phase("migration", "fresh", away);
+  });
+  MeasuredPhase("migration", "fresh", away, &batch, options.size, [&] {
     worker.Run([&] {
       FreeAll(&batch);
       batch = AllocateAndWrite(options.objects, options.size, 2);
     });
-    phase.End();
-    phase.Report(batch, options.size);
-  }
+  });
   worker.Run([&] { FreeAll(&batch); });
 }
 
