@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Room on every node for the lab's placement checks (issue 31, item 6). Source it after
 # tools/lib.sh and tests/checks.sh. A placement check must not fail because the guest
 # was too small: a node the kernel ran short spills first-touch pages to other nodes
@@ -24,7 +25,7 @@
 #   (Which NUMA balancing the guest ran with, tools/numa-vm says on stderr after each
 #   multi-node run.)
 
-# shellcheck disable=SC2016  # guest code, expanded in the guest
+# shellcheck disable=SC2016,SC2034  # guest code, expanded in the guest; used by the suites
 NODE_WATCH='watched() {
   _wt=$1; shift
   numa-vm-numastat snap "/tmp/.watched.$_wt"
