@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "benchmarks/locality/allocator_name.h"
 #include "benchmarks/locality/isolate.h"
 #include "benchmarks/locality/report.h"
 #include "benchmarks/locality/topology.h"
@@ -39,32 +39,6 @@ constexpr char kUsage[] =
 [[noreturn]] void Usage(const char* problem) {
   std::fprintf(stderr, "locality_probe: %s (see --help)\n", problem);
   std::exit(2);
-}
-
-}  // namespace
-}  // namespace locality
-
-// Defined by gperftools (shared or linked in statically); null otherwise.
-extern "C" void* tc_malloc(size_t size) __attribute__((weak));
-
-namespace locality {
-namespace {
-
-// The allocator serving malloc, from the libraries mapped into this process, or
-// TCMalloc linked into the binary itself.
-std::string DetectAllocator() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  const char* known[] = {"libtcmalloc_minimal", "libtcmalloc", "libjemalloc",
-                         "libmimalloc"};
-  while (std::getline(maps, line)) {
-    for (const char* name : known) {
-      if (line.find(std::string("/") + name) != std::string::npos) {
-        return std::string(name).substr(3);
-      }
-    }
-  }
-  return tc_malloc != nullptr ? "tcmalloc-static" : "glibc";
 }
 
 bool ValidLabel(const std::string& s) {
