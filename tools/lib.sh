@@ -46,6 +46,20 @@ entries() {
 # An extended regex for grep -E and awk alike (hence [(] rather than an escape).
 INEXACT_HUNK_RE='^Hunk #[0-9]+ succeeded at [0-9]+ ([(]offset|with fuzz)'
 
+# debian_archives: "URI CODENAME" for each Debian suite this machine's apt uses
+# (bookworm, bookworm-updates, bookworm-security...), read from its own configuration
+# at run time: the archive's host is never written into a file of ours.
+debian_archives() {
+  # shellcheck disable=SC2016 # $(...) is apt's format syntax, not the shell's
+  apt-get indextargets --format '$(REPO_URI) $(ORIGIN) $(CODENAME)' 2>/dev/null |
+    awk '$2 == "Debian" { print $1, $3 }' | sort -u
+}
+
+# debian_mirrors: the URIs of the main suites among them (not -security or -updates).
+debian_mirrors() {
+  debian_archives | awk '$2 !~ /-/ { print $1 }' | sort -u
+}
+
 # require CMD...: fail with one line if a tool is missing.
 require() {
   local cmd
