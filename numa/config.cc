@@ -79,6 +79,13 @@ Migration ParseMigration(const char* v) {
   return Migration::kFlush;
 }
 
+Balancing ParseBalancing(const char* v) {
+  if (v == nullptr || StrEq(v, "cooperate")) return Balancing::kCooperate;
+  if (StrEq(v, "ignore")) return Balancing::kIgnore;
+  Warn("TCMALLOC_NUMA_BALANCING", v, "cooperate|ignore", "cooperate");
+  return Balancing::kCooperate;
+}
+
 uint32_t ParseMaxStrandedMb(const char* v) {
   if (v == nullptr) return kDefaultMaxStrandedMb;
   uint64_t mb;
@@ -117,6 +124,7 @@ Config ParseConfig(GetenvFn getenv_fn) {
   c.stats = ParseStats(Get(getenv_fn, "TCMALLOC_NUMA_STATS"));
   c.remote_free = ParseRemoteFree(Get(getenv_fn, "TCMALLOC_NUMA_REMOTE_FREE"));
   c.migration = ParseMigration(Get(getenv_fn, "TCMALLOC_NUMA_MIGRATION"));
+  c.balancing = ParseBalancing(Get(getenv_fn, "TCMALLOC_NUMA_BALANCING"));
   c.max_stranded_mb =
       ParseMaxStrandedMb(Get(getenv_fn, "TCMALLOC_NUMA_MAX_STRANDED_MB"));
   return c;

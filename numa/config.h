@@ -37,6 +37,14 @@ enum class Migration : uint8_t {
   kDrain,  // keep them parked; they go back on overflow or scavenge
 };
 
+// What the heaps do about pages the kernel's automatic NUMA balancing moved
+// away from their node while in use (TCMALLOC_NUMA_BALANCING;
+// numa/balancing.h).
+enum class Balancing : uint8_t {
+  kCooperate,  // freed spans whose pages moved are released before reuse
+  kIgnore,     // freed memory is reused wherever its pages lie
+};
+
 // TCMALLOC_NUMA.
 enum class Mode : uint8_t {
   kAuto,  // "auto" (default): on when the process may use > 1 memory node
@@ -51,6 +59,7 @@ struct Config {
   bool stats;              // TCMALLOC_NUMA_STATS
   RemoteFree remote_free;  // TCMALLOC_NUMA_REMOTE_FREE
   Migration migration;     // TCMALLOC_NUMA_MIGRATION
+  Balancing balancing;     // TCMALLOC_NUMA_BALANCING
   uint32_t max_stranded_mb;  // TCMALLOC_NUMA_MAX_STRANDED_MB
   // TCMALLOC_NUMA_INTERLEAVE_ABOVE: page-level blocks of at least this many
   // bytes are interleaved; 0 = off. Read even with TCMALLOC_NUMA=0, which
@@ -63,9 +72,15 @@ inline constexpr uint32_t kDefaultMaxStrandedMb = 16;
 inline constexpr uint32_t kMaxStrandedMbLimit = uint32_t{1} << 20;  // 1 TiB
 
 // The configuration when no knob is set.
-inline constexpr Config kDefaultConfig = {
-    Mode::kAuto,       BindPolicy::kLocal,    0, false, RemoteFree::kOwner,
-    Migration::kFlush, kDefaultMaxStrandedMb, 0};
+inline constexpr Config kDefaultConfig = {Mode::kAuto,
+                                          BindPolicy::kLocal,
+                                          0,
+                                          false,
+                                          RemoteFree::kOwner,
+                                          Migration::kFlush,
+                                          Balancing::kCooperate,
+                                          kDefaultMaxStrandedMb,
+                                          0};
 
 using GetenvFn = const char* (*)(const char*);
 

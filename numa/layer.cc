@@ -6,6 +6,7 @@
 // needs upstream's internals and is built by the patch that needs it.
 //
 // Inside the gperftools tree this file lives at src/numa/layer.cc.
+#include "numa/balancing.cc"
 #include "numa/bind.cc"
 #include "numa/byte_stream.cc"
 #include "numa/config.cc"

@@ -40,6 +40,12 @@ bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere) {
   return pages_elsewhere * 20 > (pages_on_node + pages_elsewhere);
 }
 
+MovedSpan DecideMovedSpan(int pages_elsewhere, bool released_before) {
+  // Any page elsewhere: a span is a few pages, written whole when carved.
+  if (pages_elsewhere == 0) return MovedSpan::kStays;
+  return released_before ? MovedSpan::kKeep : MovedSpan::kRelease;
+}
+
 int TransferCacheShare(int cap, int nodes, int node) {
   if (node >= kMaxNodes) return 0;
   if (nodes <= 1) return cap;

@@ -66,6 +66,17 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
 // as it is, so a node's own reuse loop faults nothing.
 bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere);
 
+// A freed small-object span comes back to its heap while the kernel balances
+// NUMA memory (numa/balancing.h), and a sample of its pages found
+// `pages_elsewhere` on other nodes than the heap's.
+enum class MovedSpan : uint8_t {
+  kStays,    // its pages are home (or none was seen): reuse it as it is
+  kRelease,  // they moved: release it, so its next writer faults it in here
+  kKeep,     // they moved again after it was released for it: the program
+             // uses this memory from another node; keep it where it is
+};
+MovedSpan DecideMovedSpan(int pages_elsewhere, bool released_before);
+
 // The x86-64 and arm64 (4 KiB pages) transparent huge page.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 

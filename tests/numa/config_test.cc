@@ -33,6 +33,7 @@ void ExpectDefault(const Config& c) {
   EXPECT_FALSE(c.stats);
   EXPECT_EQ(c.remote_free, RemoteFree::kOwner);
   EXPECT_EQ(c.migration, Migration::kFlush);
+  EXPECT_EQ(c.balancing, Balancing::kCooperate);
   EXPECT_EQ(c.max_stranded_mb, 16u);
 }
 
@@ -51,6 +52,7 @@ TEST(Config, EmptyValuesMeanUnset) {
                            {"TCMALLOC_NUMA_STATS", ""},
                            {"TCMALLOC_NUMA_REMOTE_FREE", ""},
                            {"TCMALLOC_NUMA_MIGRATION", ""},
+                           {"TCMALLOC_NUMA_BALANCING", ""},
                            {"TCMALLOC_NUMA_MAX_STRANDED_MB", ""}},
                           &w));
   EXPECT_EQ(w, "");
@@ -80,6 +82,10 @@ TEST(Config, AcceptsEveryDocumentedValue) {
             Migration::kFlush);
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MIGRATION", "drain"}}, &w).migration,
             Migration::kDrain);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_BALANCING", "cooperate"}}, &w).balancing,
+            Balancing::kCooperate);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_BALANCING", "ignore"}}, &w).balancing,
+            Balancing::kIgnore);
   EXPECT_EQ(
       ParseWith({{"TCMALLOC_NUMA_MAX_STRANDED_MB", "0"}}, &w).max_stranded_mb,
       0u);
@@ -127,6 +133,9 @@ TEST(Config, BadValueWarnsOnceAndUsesDefault) {
       {"TCMALLOC_NUMA_MIGRATION", "never",
        "tcmalloc: ignoring TCMALLOC_NUMA_MIGRATION=never (expected "
        "flush|drain); using flush\n"},
+      {"TCMALLOC_NUMA_BALANCING", "off",
+       "tcmalloc: ignoring TCMALLOC_NUMA_BALANCING=off (expected "
+       "cooperate|ignore); using cooperate\n"},
       {"TCMALLOC_NUMA_MAX_STRANDED_MB", "-1",
        "tcmalloc: ignoring TCMALLOC_NUMA_MAX_STRANDED_MB=-1 (expected "
        "0..1048576); using 16\n"},

@@ -93,6 +93,15 @@ TEST(TooManyPagesElsewhere, MoreThanOneInTwentyElsewhere) {
   EXPECT_TRUE(TooManyPagesElsewhere(0, 1));
 }
 
+TEST(DecideMovedSpan, ReleasedOnceThenKept) {
+  EXPECT_EQ(DecideMovedSpan(0, false), MovedSpan::kStays);
+  EXPECT_EQ(DecideMovedSpan(0, true), MovedSpan::kStays)
+      << "home again: nothing to do";
+  EXPECT_EQ(DecideMovedSpan(1, false), MovedSpan::kRelease);
+  EXPECT_EQ(DecideMovedSpan(2, true), MovedSpan::kKeep)
+      << "moved again after a release: releasing it would make it move again";
+}
+
 TEST(StartsOnHugePage, WholeHugePagesOnly) {
   constexpr size_t kMiB = size_t{1} << 20;
   EXPECT_FALSE(StartsOnHugePage(1 * kMiB));

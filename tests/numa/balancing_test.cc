@@ -1,0 +1,114 @@
+// The kernel's balancing setting as the layer reads it, which freed spans the
+// heaps check, and the log of spans released for having moved.
+#include "numa/balancing.h"
+
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/numa/fake_sysfs.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+std::string Setting(const std::string& contents) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string path =
+      std::string(dir != nullptr ? dir : "/tmp") + "/numa_balancing";
+  numa_test::WriteFile(path, contents);
+  return path;
+}
+
+TEST(KernelBalancesPages, BitZeroOfTheKernelsValue) {
+  EXPECT_TRUE(KernelBalancesPages(Setting("1\n").c_str()));
+  EXPECT_TRUE(KernelBalancesPages(Setting("3\n").c_str()))
+      << "balancing with memory tiering";
+  EXPECT_FALSE(KernelBalancesPages(Setting("0\n").c_str()));
+  EXPECT_FALSE(KernelBalancesPages(Setting("2\n").c_str()))
+      << "memory tiering alone leaves CPU nodes' pages be";
+}
+
+TEST(KernelBalancesPages, MissingOrMalformedIsOff) {
+  EXPECT_FALSE(KernelBalancesPages("/nonexistent/numa_balancing"));
+  EXPECT_FALSE(KernelBalancesPages(Setting("").c_str()));
+  EXPECT_FALSE(KernelBalancesPages(Setting("yes\n").c_str()));
+  EXPECT_FALSE(KernelBalancesPages(Setting("1 1\n").c_str()));
+  EXPECT_FALSE(KernelBalancesPages(Setting("1-3\n").c_str()));
+}
+
+TEST(MovedSpanSampler, OneInKUntilOneMoved) {
+  MovedSpanSampler s{};
+  int checks = 0;
+  for (uint32_t i = 0; i < 10 * kSampleEvery; ++i) {
+    if (s.ShouldCheck()) {
+      ++checks;
+      s.Checked(false);
+    }
+  }
+  EXPECT_EQ(checks, 10);
+}
+
+TEST(MovedSpanSampler, EverySpanForAWhileAfterOneMoved) {
+  MovedSpanSampler s{};
+  while (!s.ShouldCheck()) {
+  }
+  s.Checked(true);
+  for (uint32_t i = 0; i < kCheckAllAfterMoved; ++i) {
+    ASSERT_TRUE(s.ShouldCheck()) << i;
+    s.Checked(false);
+  }
+  EXPECT_FALSE(s.ShouldCheck()) << "back to sampling";
+  // A moved span found while checking every span starts the count afresh.
+  MovedSpanSampler t{};
+  while (!t.ShouldCheck()) {
+  }
+  t.Checked(true);
+  for (uint32_t i = 0; i < kCheckAllAfterMoved - 1; ++i) t.ShouldCheck();
+  ASSERT_TRUE(t.ShouldCheck());
+  t.Checked(true);
+  EXPECT_TRUE(t.ShouldCheck());
+}
+
+TEST(MovedSpanLog, RemembersReleasedSpansByFirstPage) {
+  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  MovedSpanLog log{};
+  EXPECT_FALSE(log.ready());
+  EXPECT_FALSE(log.ReleasedBefore(1234)) << "no storage: nothing is known";
+  log.NoteReleased(1234);  // and no crash
+  log.Init(entries.data());
+  ASSERT_TRUE(log.ready());
+  EXPECT_FALSE(log.ReleasedBefore(1234));
+  log.NoteReleased(1234);
+  log.NoteReleased(99999);
+  EXPECT_TRUE(log.ReleasedBefore(1234));
+  EXPECT_TRUE(log.ReleasedBefore(99999));
+  EXPECT_FALSE(log.ReleasedBefore(1235));
+  EXPECT_FALSE(log.ReleasedBefore(0)) << "page 0 is no span's";
+  log.Forget(1234);
+  EXPECT_FALSE(log.ReleasedBefore(1234));
+  EXPECT_TRUE(log.ReleasedBefore(99999));
+}
+
+TEST(MovedSpanLog, ACollisionForgetsTheOlderSpan) {
+  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  MovedSpanLog log{};
+  log.Init(entries.data());
+  // Find a page that shares 1's slot.
+  uintptr_t other = 2;
+  log.NoteReleased(1);
+  while (true) {
+    log.NoteReleased(other);
+    if (!log.ReleasedBefore(1)) break;
+    log.Forget(other);
+    ++other;
+  }
+  EXPECT_TRUE(log.ReleasedBefore(other));
+  EXPECT_FALSE(log.ReleasedBefore(1));
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
