@@ -30,6 +30,14 @@ class Path {
   // False if the path did not fit; then it must not be used.
   bool ok() const { return !overflow_; }
   const char* c_str() const { return buf_; }
+  size_t size() const { return len_; }
+  // Keeps the first `n` characters (n <= size()).
+  void Truncate(size_t n) {
+    if (n < len_) {
+      len_ = n;
+      buf_[n] = '\0';
+    }
+  }
 
  private:
   void Put(char c) {
