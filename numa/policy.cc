@@ -40,6 +40,18 @@ bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere) {
   return pages_elsewhere * 20 > (pages_on_node + pages_elsewhere);
 }
 
+bool WitnessSaysRelease(const ReuseWitness& w) {
+  if (w.gained_pages == 0) return false;
+  if (!w.allocator_on_node) return true;
+  const uint64_t per_fault = w.pages_per_fault > 0 ? w.pages_per_fault : 1;
+  // Others' faults could have placed at most this many of its pages.
+  if (w.other_faults * per_fault * 20 <= w.block_pages) return false;
+  if (per_fault != 1) return true;
+  const uint64_t needed = w.gained_pages;
+  return w.allocator_faults < needed || w.allocator_faults > 2 * needed ||
+         w.other_faults >= needed;
+}
+
 int TransferCacheShare(int cap, int nodes, int node) {
   if (node >= kMaxNodes) return 0;
   if (nodes <= 1) return cap;

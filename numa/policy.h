@@ -65,6 +65,40 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
 // as it is, so a node's own reuse loop faults nothing.
 bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere);
 
+// Where move_pages is refused (every container's default seccomp profile),
+// nobody can say where a returning block's pages are; what the heap noted
+// when it handed the block out (numa/reuse_witness.h) and the kernel's
+// fault counters stand in. Pages present when the block was handed out lay
+// on its node (the invariant above), so only the pages it gained while out
+// are in question, and only faults can have brought them in:
+struct ReuseWitness {
+  uint64_t block_pages;
+  uint64_t gained_pages;      // present now, absent when handed out
+  uint64_t allocator_faults;  // page faults of the thread that took it, since
+  uint64_t other_faults;      // page faults of every other thread, since
+  // The most pages one fault brings in: a huge page's under transparent
+  // huge pages `always`, else 1.
+  uint64_t pages_per_fault;
+  // The thread that took the block ran on the block's node then, and still
+  // does (or last did) now.
+  bool allocator_on_node;
+};
+// True when the block must be released (the counterpart of
+// TooManyPagesElsewhere). Kept:
+//  - a block that gained no page;
+//  - a block whose other threads faulted too little to have placed more
+//    than 1 in 20 of its pages (each fault counted as pages_per_fault);
+//  - with one page per fault (no transparent huge pages), a block whose
+//    taker took at least as many faults as it gained pages and at most
+//    twice that, while the other threads took fewer: it wrote the block
+//    itself. A thread's incidental faults are few against a block's pages,
+//    so this ends the release-refault cycle of a busy process whose other
+//    threads keep faulting; with huge pages a block needs a few faults and
+//    the same noise would keep blocks others wrote, so there it is not used.
+// Released: a block taken by a thread of another node, or one whose gained
+// pages any of the above cannot account for.
+bool WitnessSaysRelease(const ReuseWitness& w);
+
 // The x86-64 and arm64 (4 KiB pages) transparent huge page.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
@@ -84,9 +118,10 @@ inline constexpr bool StartsOnHugePage(size_t bytes) {
 }
 
 // Large blocks below this are not checked on their way back. The check is one
-// move_pages call (about 1.5 us for its 8 sampled pages); writing a 2 MiB
-// block takes some 100 us, so the check stays within a few percent of using
-// the block. Smaller blocks are rarely shared out among nodes, and the pieces
+// move_pages call (about 1.5 us for its 8 sampled pages), or without it the
+// witness's few calls at both ends (ReuseWitness); writing a 2 MiB block
+// takes some 100 us, so the check stays within a few percent of using the
+// block. Smaller blocks are rarely shared out among nodes, and the pieces
 // that aligning a block splits off (each under a huge page) are never checked.
 inline constexpr size_t kMinReuseCheckBytes = kHugePageBytes;
 
