@@ -11,6 +11,7 @@
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/region.h"
+#include "numa/reuse_witness.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -135,8 +136,9 @@ void DumpRefusals(TCMalloc_Printer* out) {
   if (r.move_pages != 0) {
     out->printf(
         "NUMA refused move_pages (%s): large blocks judged by the heap's "
-        "notes, not the kernel's page nodes (%llu so far)\n",
-        RefusalName(r.move_pages), CountOf(Counter::kWitnessedReturns));
+        "notes, not the kernel's page nodes (%llu so far, %llu unnoted)\n",
+        RefusalName(r.move_pages), CountOf(Counter::kWitnessedReturns),
+        static_cast<unsigned long long>(UnnotedBlocks()));
   }
   if (const char* cpus = CpusSource()) {
     out->printf("NUMA CPUs: those of %s\n", cpus);

@@ -195,9 +195,9 @@ static void NoteLargeHandOut(const Span* span, int node) {
     return;
   }
   HandOut h;
-  ObserveHandOut(start, bytes, node, &h);  // mincore: not under the lock
+  if (!ObserveHandOut(start, bytes, node, &h)) return;  // all present
   SpinLockHolder l(Static::pageheap_lock());
-  NoteHandOut(h);  // a full table leaves the block unknown: released
+  NoteHandOut(h);
 }
 
 static Span* NewForThisThread(Length n, Length align_pages) {
@@ -269,6 +269,7 @@ bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
       AddToCounter(Counter::kWitnessedReturns, 1);
     }
     if (!WitnessSaysRelease(w)) return false;
+    NoteRelease(start);
   } else {
     PageSample sample;
     if (!SamplePages(start, bytes, KernelId(heap->numa_node_), &sample) ||

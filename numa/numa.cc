@@ -304,10 +304,13 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   bool cpu_bound;
   Path where;
   if (!ReadCpuBound(view.proc_root, &cpus, &cpu_bound, &where)) return;
-  if (cpu_bound) StrCopy(s.cpus_source, sizeof(s.cpus_source), where.c_str());
   if (!ReadSysfsTopology(root, allowed, &s.topo, cpu_bound ? &cpus : nullptr)) {
     ClearTopology(&s.topo);
     return;
+  }
+  // Said (CpusSource) only where the cgroup left some CPU out.
+  if (s.topo.cpus_left_out > 0) {
+    StrCopy(s.cpus_source, sizeof(s.cpus_source), where.c_str());
   }
   BindPolicy policy = config.policy;
   ProbeRefusals(view, &policy);

@@ -110,7 +110,8 @@ NUMA_TCMALLOC_HIDDEN Refusals RefusedCalls();
 NUMA_TCMALLOC_HIDDEN bool ReuseByWitness();
 
 // The files Init read the cpuset's memory nodes and CPUs from, or null
-// (memory nodes from get_mempolicy; CPUs not narrowed).
+// (memory nodes from get_mempolicy; CPUs: no cgroup file left a CPU of the
+// machine's nodes out).
 NUMA_TCMALLOC_HIDDEN const char* MemsSource();
 NUMA_TCMALLOC_HIDDEN const char* CpusSource();
 

@@ -46,10 +46,11 @@ bool WitnessSaysRelease(const ReuseWitness& w) {
   const uint64_t per_fault = w.pages_per_fault > 0 ? w.pages_per_fault : 1;
   // Others' faults could have placed at most this many of its pages.
   if (w.other_faults * per_fault * 20 <= w.block_pages) return false;
-  if (per_fault != 1) return true;
-  const uint64_t needed = w.gained_pages;
-  return w.allocator_faults < needed || w.allocator_faults > 2 * needed ||
-         w.other_faults >= needed;
+  const uint64_t needed = (w.gained_pages + per_fault - 1) / per_fault;
+  const bool wrote_it =
+      w.allocator_faults >= needed && w.allocator_faults <= 2 * needed;
+  if (per_fault == 1) return !wrote_it || w.other_faults >= needed;
+  return !(wrote_it && w.released_before);
 }
 
 int TransferCacheShare(int cap, int nodes, int node) {

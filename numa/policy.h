@@ -82,21 +82,26 @@ struct ReuseWitness {
   // The thread that took the block ran on the block's node then, and still
   // does (or last did) now.
   bool allocator_on_node;
+  // The witness released the block at its previous return: it was empty
+  // when taken, and its taker faulted it in.
+  bool released_before;
 };
 // True when the block must be released (the counterpart of
 // TooManyPagesElsewhere). Kept:
 //  - a block that gained no page;
 //  - a block whose other threads faulted too little to have placed more
 //    than 1 in 20 of its pages (each fault counted as pages_per_fault);
-//  - with one page per fault (no transparent huge pages), a block whose
-//    taker took at least as many faults as it gained pages and at most
-//    twice that, while the other threads took fewer: it wrote the block
-//    itself. A thread's incidental faults are few against a block's pages,
-//    so this ends the release-refault cycle of a busy process whose other
-//    threads keep faulting; with huge pages a block needs a few faults and
-//    the same noise would keep blocks others wrote, so there it is not used.
+//  - a block its taker wrote itself: it stayed on the node and took at
+//    least as many faults as the gained pages needed, and at most twice
+//    that. With one page per fault (no transparent huge pages) a thread's
+//    incidental faults are few against a block's pages, and the other
+//    threads must have faulted fewer than the block needed. With huge
+//    pages a block needs a few faults, as many as a thread takes elsewhere
+//    in passing, so this counts only for a block released at its previous
+//    return (it came back empty). Either way it ends the release-refault
+//    cycle of a busy process, whose other threads keep faulting.
 // Released: a block taken by a thread of another node, or one whose gained
-// pages any of the above cannot account for.
+// pages none of the above accounts for.
 bool WitnessSaysRelease(const ReuseWitness& w);
 
 // The x86-64 and arm64 (4 KiB pages) transparent huge page.

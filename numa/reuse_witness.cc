@@ -21,18 +21,36 @@ struct Note {
   uintptr_t start;  // 0: free slot
   int32_t tid;
   int16_t node;
+  bool released_before;
   uint64_t thread_faults;
   uint64_t process_faults;
   uint64_t present_pages;
 };
 
-// Blocks of 2 MiB or more out at once; more than this (8 GiB of them at
-// least) are judged unknown. A power of two.
-constexpr size_t kNotes = 4096;
+// Blocks of 2 MiB or more out at once that were not wholly present when
+// handed out; beyond this many (32 GiB of them at least) a block goes
+// unnoted. A power of two: 768 KiB of address space, resident only where
+// notes were written.
+constexpr size_t kNotes = 16384;
 Note* g_notes;
 uint64_t g_pages_per_fault = 1;
-// Set once a block went out without a note (the table was full).
-bool g_unnoted;
+// Blocks that went out without a note: the table was full (UnnotedBlocks).
+uint64_t g_unnoted;
+// The starts of the blocks the witness released last, oldest overwritten.
+constexpr int kReleased = 64;
+uintptr_t g_released[kReleased];
+int g_released_next;
+
+// Forgets `start` if it is among the released blocks; true if it was.
+bool TakeReleased(uintptr_t start) {
+  for (uintptr_t& r : g_released) {
+    if (r == start) {
+      r = 0;
+      return true;
+    }
+  }
+  return false;
+}
 
 size_t Slot(uintptr_t start) {
   return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
@@ -49,15 +67,16 @@ uint64_t Faults(int who) {
          static_cast<uint64_t>(ru.ru_majflt);
 }
 
-// Pages of [start, start + bytes) the kernel holds (mincore).
-uint64_t PresentPages(uintptr_t start, size_t bytes) {
+// Pages of [start, start + bytes) the kernel holds (mincore), one call per
+// `vec_bytes` pages.
+uint64_t PresentPages(uintptr_t start, size_t bytes, unsigned char* vec,
+                      size_t vec_bytes) {
   const uintptr_t page = static_cast<uintptr_t>(getpagesize());
-  unsigned char vec[1024];
   uint64_t present = 0;
   const uintptr_t end = (start + bytes + page - 1) & ~(page - 1);
   for (uintptr_t at = start & ~(page - 1); at < end;) {
     const uintptr_t len =
-        end - at < sizeof(vec) * page ? end - at : sizeof(vec) * page;
+        end - at < vec_bytes * page ? end - at : vec_bytes * page;
     if (RawSyscall(SYS_mincore, static_cast<long>(at), static_cast<long>(len),
                    reinterpret_cast<long>(vec)) != 0) {
       return present;
@@ -67,6 +86,9 @@ uint64_t PresentPages(uintptr_t start, size_t bytes) {
   }
   return present;
 }
+
+// Under the page heap lock a static vector: 64 MiB of pages a call.
+unsigned char g_vec[16384];
 
 // Thread `tid`'s page faults and the CPU it last ran on, from
 // /proc/self/task/<tid>/stat (fields 10 and 12, and 39). False if it is gone.
@@ -141,16 +163,24 @@ bool TakeNote(uintptr_t start, Note* note) {
 
 }  // namespace
 
-void ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
+bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
+  const uintptr_t page = static_cast<uintptr_t>(getpagesize());
   out->start = start;
   out->bytes = bytes;
+  unsigned char vec[1024];  // no lock held: on the stack
+  out->present_pages = PresentPages(start, bytes, vec, sizeof(vec));
+  // Its present pages are the node's; if no more than 1 in 20 are absent,
+  // the block passes the 1-in-20 bar (TooManyPagesElsewhere) whoever
+  // faults them in.
+  const uint64_t pages = (bytes + page - 1) / page;
+  if ((pages - out->present_pages) * 20 <= pages) return false;
   out->tid = static_cast<int>(RawSyscall(SYS_gettid));
   out->node = node;
-  out->present_pages = PresentPages(start, bytes);
   // The process's count after the thread's: a fault in between counts as
   // another thread's, never the other way round.
   out->thread_faults = Faults(RUSAGE_THREAD);
   out->process_faults = Faults(RUSAGE_SELF);
+  return true;
 }
 
 bool NoteHandOut(const HandOut& h) {
@@ -168,28 +198,32 @@ bool NoteHandOut(const HandOut& h) {
     n.thread_faults = h.thread_faults;
     n.process_faults = h.process_faults;
     n.present_pages = h.present_pages;
+    n.released_before = TakeReleased(h.start);
     return true;
   }
-  g_unnoted = true;
+  __atomic_fetch_add(&g_unnoted, 1, __ATOMIC_RELAXED);
   return false;
 }
 
 bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   const uintptr_t page = static_cast<uintptr_t>(getpagesize());
-  *w = ReuseWitness{(bytes + page - 1) / page, 0,    0, 0,
-                    g_pages_per_fault,         false};
+  *w = ReuseWitness{};
+  w->block_pages = (bytes + page - 1) / page;
+  w->pages_per_fault = g_pages_per_fault;
   Note note;
   if (!TakeNote(start, &note)) {
-    // A piece of a free span (NewAligned's leftovers, a span's remainder),
-    // whose pages are the heap's own, or fresh growth: no page gained.
-    // Unless some block went out unnoted: then any present page may be a
-    // stranger's.
-    if (g_unnoted) w->gained_pages = PresentPages(start, bytes);
+    // A block wholly present when handed out, a piece of a free span
+    // (NewAligned's leftovers, a span's remainder) or fresh growth: no page
+    // gained, as far as the heap can tell (an unnoted block too).
     return false;
   }
-  const uint64_t present = PresentPages(start, bytes);
+  const uint64_t present = PresentPages(start, bytes, g_vec, sizeof(g_vec));
   w->gained_pages =
       present > note.present_pages ? present - note.present_pages : 0;
+  w->allocator_on_node = true;
+  // Too few gained pages to matter (WitnessSaysRelease keeps the block on
+  // its other threads' faults alone): no counter need be read.
+  if (w->gained_pages * 20 <= w->block_pages) return true;
   uint64_t thread_faults = 0;
   int now_node = -1;
   if (note.tid == static_cast<int>(RawSyscall(SYS_gettid))) {
@@ -214,7 +248,14 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   w->allocator_faults = mine;
   w->other_faults = all > mine ? all - mine : 0;
   w->allocator_on_node = note.node == node && now_node == node;
+  w->released_before = note.released_before;
   return true;
+}
+
+void NoteRelease(uintptr_t start) {
+  TakeReleased(start);
+  g_released[g_released_next] = start;
+  g_released_next = (g_released_next + 1) % kReleased;
 }
 
 uint64_t ReadPagesPerFault() {
@@ -243,9 +284,14 @@ void SetPagesPerFault(uint64_t pages) {
   g_pages_per_fault = pages > 0 ? pages : 1;
 }
 
+uint64_t UnnotedBlocks() {
+  return __atomic_load_n(&g_unnoted, __ATOMIC_RELAXED);
+}
+
 void ResetWitnessForTest() {
   if (g_notes != nullptr) memset(g_notes, 0, kNotes * sizeof(Note));
-  g_unnoted = false;
+  g_unnoted = 0;
+  memset(g_released, 0, sizeof(g_released));
 }
 
 }  // namespace numa

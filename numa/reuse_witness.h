@@ -35,19 +35,28 @@ struct HandOut {
 };
 
 // Reads what a HandOut holds for [start, start + bytes), taken by the
-// calling thread on `node`. Call it without the page heap lock: mincore
-// walks the block.
-void ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out);
+// calling thread on `node`. False when at most 1 in 20 of its pages are
+// absent: whoever faults those in, the block passes the reuse check's
+// 1-in-20 bar, so it needs no note (the steady state of a reused block costs
+// this one mincore). Call it without the page heap lock: mincore walks the
+// block.
+bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out);
 
-// Keeps `h` until the block returns. False if the table is full (from then
-// on a span without a note is judged unknown). Requires the page heap lock.
+// Keeps `h` until the block returns. False if the table is full: the block
+// goes unnoted, and is judged on return as one that gained nothing
+// (counted: UnnotedBlocks). Requires the page heap lock.
 bool NoteHandOut(const HandOut& h);
+uint64_t UnnotedBlocks();
+
+// The block at `start`, judged by its note, is being released: remembered
+// (the last few such blocks), so that its next note says so
+// (ReuseWitness::released_before). Requires the page heap lock.
+void NoteRelease(uintptr_t start);
 
 // A span of `bytes` at `start` comes back to the heap of `node`: takes its
-// note and fills *w. False if it has none: a piece of a free span or fresh
-// growth (then *w says nothing was gained), or, once the table was ever
-// full, possibly a block that went out unnoted (then every present page
-// counts as gained, by nobody known). Requires the page heap lock.
+// note and fills *w. False if it has none (a block wholly present when
+// handed out, a piece of a free span, fresh growth): then *w says nothing
+// was gained. Requires the page heap lock.
 bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w);
 
 // The most pages one page fault brings into the heap's regions: a PMD huge

@@ -41,6 +41,7 @@ bool AddCpus(void* ctx, uint32_t lo, uint32_t hi) {
     // A CPU listed under two nodes means sysfs is inconsistent: give up.
     if (c->t->cpu_node[cpu] != kNoNode) return false;
     if (c->allowed != nullptr && !c->allowed->Has(static_cast<int>(cpu))) {
+      c->t->cpus_left_out++;
       continue;
     }
     c->t->cpu_node[cpu] = c->node;

@@ -28,6 +28,8 @@ struct Topology {
   uint64_t proxies;      // nodes that also serve CPUs of a node not usable
                          // (FinishTopology)
   uint8_t default_node;  // serves CPUs beyond kMaxCpus or of no node
+  // CPUs of online nodes that ReadSysfsTopology's `cpus` left out.
+  int cpus_left_out;
   // Before FinishTopology: the kernel's node of each CPU (kNoNode if none).
   // After: the usable node that serves the CPU (the CPU's node).
   uint8_t cpu_node[kMaxCpus];
