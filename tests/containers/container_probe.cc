@@ -29,17 +29,10 @@
 #include "tests/numa_heap/page_nodes.h"
 #include "tests/numa_heap/region_props.h"
 
-extern "C" void MallocExtension_GetStats(char* buffer, int length)
-    __attribute__((weak));
-
 namespace {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kMiB = size_t{1} << 20;
-
-std::string Value(const region_lab::Property& p) {
-  return p.known ? std::to_string(p.value) : "unknown";
-}
 
 int Props() {
   for (const char* name :
@@ -47,18 +40,10 @@ int Props() {
         "refused_get_mempolicy", "refused_mbind",
         "refused_set_mempolicy_home_node", "refused_move_pages",
         "witnessed_returns", "released_for_reuse", "placement_nodes"}) {
-    std::printf("prop %s %s\n", name, Value(region_lab::Numa(name)).c_str());
+    std::printf("prop %s %s\n", name,
+                region_lab::ValueText(region_lab::Numa(name)).c_str());
   }
-  if (MallocExtension_GetStats == nullptr) {
-    std::printf("stats: unavailable (no allocator preloaded)\n");
-    return 0;
-  }
-  static char buffer[1 << 16];
-  MallocExtension_GetStats(buffer, sizeof(buffer));
-  for (char* line = std::strtok(buffer, "\n"); line != nullptr;
-       line = std::strtok(nullptr, "\n")) {
-    if (std::strstr(line, "NUMA") != nullptr) std::printf("stats: %s\n", line);
-  }
+  region_lab::PrintNumaStatsLines();
   return 0;
 }
 

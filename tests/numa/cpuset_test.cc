@@ -28,6 +28,12 @@ constexpr char kCgroup2Mount[] =
     "30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev shared:4 - cgroup2 cgroup2 "
     "rw,nsdelegate\n";
 
+// A cgroup2 mount at /sys/fs/cgroup and the process in `path` of it.
+void InCgroup(const std::string& root, const std::string& path) {
+  WriteFile(root + "/proc/self/mountinfo", kCgroup2Mount);
+  WriteFile(root + "/proc/self/cgroup", "0::" + path + "\n");
+}
+
 bool Cpus(const CpuMask& m, std::initializer_list<int> want) {
   CpuMask expected = {};
   for (int c : want) expected.words[c / 64] |= uint64_t{1} << (c % 64);
@@ -71,8 +77,7 @@ TEST(StatusMems, MalformedOrEmptyListIsMalformed) {
 
 TEST(CgroupCpuset, ReadsTheProcessCgroup) {
   const std::string root = FakeRoot("cg-own");
-  WriteFile(root + "/proc/self/mountinfo", kCgroup2Mount);
-  WriteFile(root + "/proc/self/cgroup", "0::/ctr/child\n");
+  InCgroup(root, "/ctr/child");
   WriteFile(root + "/sys/fs/cgroup/ctr/child/cpuset.cpus.effective", "0-1,6\n");
   WriteFile(root + "/sys/fs/cgroup/ctr/child/cpuset.mems.effective", "1\n");
   CpuMask cpus;
@@ -89,8 +94,7 @@ TEST(CgroupCpuset, ReadsTheProcessCgroup) {
 // The cpuset controller enabled higher up: the nearest ancestor's file.
 TEST(CgroupCpuset, WalksUpToTheNearestFile) {
   const std::string root = FakeRoot("cg-up");
-  WriteFile(root + "/proc/self/mountinfo", kCgroup2Mount);
-  WriteFile(root + "/proc/self/cgroup", "0::/a/b/c\n");
+  InCgroup(root, "/a/b/c");
   WriteFile(root + "/sys/fs/cgroup/a/cpuset.cpus.effective", "2-3\n");
   WriteFile(root + "/sys/fs/cgroup/a/b/c/cgroup.procs", "1\n");
   CpuMask cpus;
@@ -138,8 +142,7 @@ TEST(CgroupCpuset, NoCgroup2IsMissing) {
 
 TEST(CgroupCpuset, MalformedFilesAreMalformed) {
   const std::string root = FakeRoot("cg-bad");
-  WriteFile(root + "/proc/self/mountinfo", kCgroup2Mount);
-  WriteFile(root + "/proc/self/cgroup", "0::ctr\n");
+  InCgroup(root, "ctr");
   CpuMask cpus;
   uint64_t mems;
   Path where;
