@@ -97,9 +97,9 @@ CentralFreeList* MakeCentralLists(CentralFreeList* one_node) {
   return g_lists;
 }
 
-CentralFreeList* CentralListsOf(int node) {
-  if (IsPlacedRegion(node)) return ExistingPlaced(node)->lists;
-  return &g_lists[NodeClass(node, 0)];
+CentralFreeList* CentralListsOf(int region) {
+  if (IsPlacedRegion(region)) return ExistingPlaced(region)->lists;
+  return &g_lists[NodeClass(region, 0)];
 }
 
 CentralFreeList* PlacedLists(int id) {
@@ -204,16 +204,22 @@ void UnlockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
   g_placed_lock.Unlock();
 }
 
-bool BatchBelongsTo(int node, void* start, int n) {
+bool BatchBelongsTo(int region, void* start, int n) {
   if (!StraysPossible()) return true;
   for (void* object = start; n > 0 && object != nullptr; --n) {
-    if (ListOwnerOf(object) != node) return false;
+    if (ListRegionOf(object) != region) return false;
     object = SLL_Next(object);
   }
   return true;
 }
 
 }  // namespace numa
+
+bool CentralFreeList::SetAsideIfStray(void* object) {
+  if (numa::ListRegionOf(object) == region_) return false;
+  SLL_Push(&stray_, object);
+  return true;
+}
 
 void CentralFreeList::ReturnStrays() {
   void* strays = stray_;
@@ -223,7 +229,7 @@ void CentralFreeList::ReturnStrays() {
   while (strays != nullptr) {
     void* object = SLL_Pop(&strays);
     SLL_SetNext(object, nullptr);
-    numa::CentralListsOf(numa::ListOwnerOf(object))[size_class_].InsertRange(
+    numa::CentralListsOf(numa::ListRegionOf(object))[size_class_].InsertRange(
         object, object, 1);
     ++count;
   }

@@ -32,14 +32,14 @@ namespace numa {
 ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
     CentralFreeList* one_node);
 
-// True when every object of the list `start` (N of them) belongs to
-// `node`'s lists; always true when no stray can exist (StraysPossible).
-ATTRIBUTE_VISIBILITY_HIDDEN bool BatchBelongsTo(int node, void* start, int n);
+// True when every object of the list `start` (n of them) belongs to
+// `region`'s lists; always true when no stray can exist (StraysPossible).
+ATTRIBUTE_VISIBILITY_HIDDEN bool BatchBelongsTo(int region, void* start, int n);
 
-// Every list of `node`, all classes: for the fork handlers and the idle-node
-// drain. Returns the first of kClassSizesMax lists. A placed region's id
-// (numa/region.h) gives its lists (PlacedLists), which must exist.
-ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* CentralListsOf(int node);
+// Every list of `region`, all classes: a CPU node's (for the fork handlers
+// and the idle-node drain), or a placed region's (numa/region.h), whose
+// lists must exist (PlacedLists). Returns the first of kClassSizesMax lists.
+ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* CentralListsOf(int region);
 
 // --- Small objects of memory the program places (numa/placed.h). ---
 //

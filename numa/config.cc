@@ -2,10 +2,8 @@
 // value it cannot use, then the documented default.
 #include "numa/config.h"
 
-#include <sys/syscall.h>
-
+#include "numa/line.h"
 #include "numa/parse.h"
-#include "numa/syscall.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -14,33 +12,18 @@ namespace {
 // Longest part of a bad value echoed back; keeps the warning one short line.
 constexpr int kMaxEcho = 40;
 
-// Appends `s` to buf[*len..cap); silently truncates.
-void Append(char* buf, int cap, int* len, const char* s) {
-  while (*s != '\0' && *len < cap) buf[(*len)++] = *s++;
-}
-
-// One write(2) per line so concurrent writers cannot split it.
 void Warn(const char* name, const char* value, const char* expected,
           const char* fallback) {
-  char line[256];
-  const int cap = sizeof(line) - 1;  // room for the newline
-  int len = 0;
-  Append(line, cap, &len, "tcmalloc: ignoring ");
-  Append(line, cap, &len, name);
-  Append(line, cap, &len, "=");
-  int i = 0;
-  for (; value[i] != '\0' && i < kMaxEcho; ++i) {
-    // A control byte (say a newline) in the value must not break the line.
-    char c = value[i];
-    if (len < cap) line[len++] = (c < 0x20 || c == 0x7f) ? '?' : c;
-  }
-  if (value[i] != '\0') Append(line, cap, &len, "...");
-  Append(line, cap, &len, " (expected ");
-  Append(line, cap, &len, expected);
-  Append(line, cap, &len, "); using ");
-  Append(line, cap, &len, fallback);
-  line[len++] = '\n';
-  RawSyscall(SYS_write, 2, reinterpret_cast<long>(line), len);
+  Line()
+      .Add("tcmalloc: ignoring ")
+      .Add(name)
+      .Add("=")
+      .AddPrintable(value, kMaxEcho)
+      .Add(" (expected ")
+      .Add(expected)
+      .Add("); using ")
+      .Add(fallback)
+      .WriteToStderr();
 }
 
 // The knob's value, or null when unset or empty.

@@ -55,7 +55,7 @@ void Unescape(char* s) {
 // hierarchy and its mount point, copied into the caller's buffers (each
 // kLineBytes). Fields: id parent dev root mountpoint options... - fstype ...
 bool FindCgroup2Mount(const char* root, char* mount_root, char* mount_point) {
-  Path p;
+  Line p;
   p.Add(root).Add("/proc/self/mountinfo");
   if (!p.ok()) return false;
   ByteStream in(p.c_str());
@@ -86,13 +86,13 @@ bool FindCgroup2Mount(const char* root, char* mount_root, char* mount_point) {
 
 // The process's cgroup v2 directory into *dir, and in *mount_len how much
 // of it is the mount point (the walk up stops there).
-FileRead FindCgroupDir(const char* root, Path* dir, size_t* mount_len) {
+FileRead FindCgroupDir(const char* root, Line* dir, size_t* mount_len) {
   char mount_root[kLineBytes];
   char mount_point[kLineBytes];
   if (!FindCgroup2Mount(root, mount_root, mount_point)) {
     return FileRead::kMissing;
   }
-  Path p;
+  Line p;
   p.Add(root).Add("/proc/self/cgroup");
   if (!p.ok()) return FileRead::kMissing;
   char cgroup[kLineBytes];
@@ -122,18 +122,18 @@ using LineParser = bool (*)(const char* line, int len, void* out);
 // `file` of the process's cgroup directory or its nearest ancestor that has
 // it, parsed by `parse`.
 FileRead ReadCgroupFile(const char* root, const char* file, LineParser parse,
-                        void* out, Path* where) {
-  Path dir;
+                        void* out, Line* where) {
+  Line dir;
   size_t mount_len = 0;
   const FileRead r = FindCgroupDir(root, &dir, &mount_len);
   if (r != FileRead::kFound) return r;
   for (;;) {
-    Path path;
+    Line path;
     path.Add(dir.c_str()).Add("/").Add(file);
     if (!path.ok()) return FileRead::kMissing;
     ByteStream in(path.c_str());
     if (in.ok()) {
-      *where = Path();
+      *where = Line();
       where->Add(path.c_str());
       char line[kLineBytes];
       bool fits;
@@ -180,8 +180,8 @@ bool ParseMemsLine(const char* line, int len, void* out) {
 
 }  // namespace
 
-FileRead ReadStatusMems(const char* root, uint64_t* mems, Path* where) {
-  *where = Path();
+FileRead ReadStatusMems(const char* root, uint64_t* mems, Line* where) {
+  *where = Line();
   where->Add(root).Add("/proc/self/status");
   if (!where->ok()) return FileRead::kMissing;
   char value[kLineBytes];
@@ -193,12 +193,12 @@ FileRead ReadStatusMems(const char* root, uint64_t* mems, Path* where) {
                                          : FileRead::kMalformed;
 }
 
-FileRead ReadCgroupCpus(const char* root, CpuMask* cpus, Path* where) {
+FileRead ReadCgroupCpus(const char* root, CpuMask* cpus, Line* where) {
   return ReadCgroupFile(root, "cpuset.cpus.effective", ParseCpuLine, cpus,
                         where);
 }
 
-FileRead ReadCgroupMems(const char* root, uint64_t* mems, Path* where) {
+FileRead ReadCgroupMems(const char* root, uint64_t* mems, Line* where) {
   return ReadCgroupFile(root, "cpuset.mems.effective", ParseMemsLine, mems,
                         where);
 }

@@ -8,7 +8,7 @@
 // not (another thread may widen its own), so CPUs are narrowed by the cgroup
 // file alone.
 //
-// Malloc-free (ByteStream, Path): Init runs inside malloc. Every path is
+// Malloc-free (ByteStream, Line): Init runs inside malloc. Every path is
 // taken under `root`, "" on a real system; the unit tests pass a fake tree.
 //
 // Inside the gperftools tree this file lives at src/numa/cpuset.h.
@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
+#include "numa/line.h"
 #include "numa/nodes.h"
-#include "numa/path.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -40,7 +40,7 @@ struct CpuMask {
 // Mems_allowed_list of root/proc/self/status: the nodes the kernel lets the
 // process allocate from, what get_mempolicy(MPOL_F_MEMS_ALLOWED) returns.
 // *where names the file read.
-FileRead ReadStatusMems(const char* root, uint64_t* mems, Path* where);
+FileRead ReadStatusMems(const char* root, uint64_t* mems, Line* where);
 
 // cpuset.cpus.effective and cpuset.mems.effective of the process's cgroup
 // v2 directory, or of its nearest ancestor that has the file (the cpuset
@@ -48,8 +48,8 @@ FileRead ReadStatusMems(const char* root, uint64_t* mems, Path* where);
 // ("0::/path") and the cgroup2 mount of root/proc/self/mountinfo. kMissing
 // when there is no cgroup2 mount, the cgroup lies outside it, or no
 // directory up to the mount has the file. *where names the file read.
-FileRead ReadCgroupCpus(const char* root, CpuMask* cpus, Path* where);
-FileRead ReadCgroupMems(const char* root, uint64_t* mems, Path* where);
+FileRead ReadCgroupCpus(const char* root, CpuMask* cpus, Line* where);
+FileRead ReadCgroupMems(const char* root, uint64_t* mems, Line* where);
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -50,9 +50,6 @@ inline int CpuFromRseq() {
 // sched_getcpu(), -1 on failure.
 inline int CpuFromSchedGetcpu() { return sched_getcpu(); }
 
-// syscall(SYS_getcpu); for the benchmark only.
-int CpuFromSyscall();
-
 // The calling thread's CPU, or -1 if it cannot be told.
 inline int CurrentCpu() {
   int cpu = CpuFromRseq();

@@ -24,11 +24,11 @@ bool NoteRefill(int node) {
   return n % kRefillsPerLook == 0;
 }
 
-uint64_t TakeIdleNodes(int self, int list_nodes) {
+uint64_t TakeIdleNodes(int self, int cpu_nodes) {
   if (__atomic_exchange_n(&g_looking, true, __ATOMIC_ACQUIRE)) return 0;
-  if (list_nodes > kMaxCpuNodes) list_nodes = kMaxCpuNodes;
+  if (cpu_nodes > kMaxCpuNodes) cpu_nodes = kMaxCpuNodes;
   uint64_t idle = 0;
-  for (int node = 0; node < list_nodes; ++node) {
+  for (int node = 0; node < cpu_nodes; ++node) {
     if (node == self) continue;
     NodeRefills& r = g_nodes[node];
     const uint64_t refills = __atomic_load_n(&r.refills, __ATOMIC_RELAXED);

@@ -1,4 +1,4 @@
-// Which list nodes have gone idle: no thread has refilled its cache from
+// Which CPU nodes have gone idle: no thread has refilled its cache from
 // their small-object lists for a while. Their central lists' transfer caches
 // then hold objects no one will take, so an active node's refill path gives
 // them back to their spans (and from there to the node's page heap, whose
@@ -27,11 +27,12 @@ inline constexpr uint64_t kRefillsPerLook = 1024;
 // lock). True on every kRefillsPerLook-th of them: time for TakeIdleNodes.
 bool NoteRefill(int node);
 
-// The list nodes below `list_nodes`, other than `self`, that made no refill
-// since the previous look (a node never refilled from is idle from the first
-// look: other nodes' threads may have freed objects to it), as a bit mask;
-// each idle spell is reported once. 0 while another thread is looking.
-uint64_t TakeIdleNodes(int self, int list_nodes);
+// The CPU nodes below `cpu_nodes` (those with lists), other than `self`, that
+// made no refill since the previous look (a node never refilled from is idle
+// from the first look: other nodes' threads may have freed objects to it), as a
+// bit mask; each idle spell is reported once. 0 while another thread is
+// looking.
+uint64_t TakeIdleNodes(int self, int cpu_nodes);
 
 // Forgets all counts (tests).
 void ResetIdleNodesForTest();

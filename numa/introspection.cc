@@ -43,7 +43,7 @@ bool ParseNodeNumber(const char** p, int* node) {
 bool NodeStats(int node, PageHeap::Stats* stats) {
   if (node < 0 || node >= NumNodes()) return false;
   SpinLockHolder h(Static::pageheap_lock());
-  if (!NodeHeaps::NodeStats(node, stats)) *stats = PageHeap::Stats();
+  if (!NodeHeaps::HeapStats(node, stats)) *stats = PageHeap::Stats();
   return true;
 }
 
@@ -69,7 +69,7 @@ const PlacedMemoryReader* PlacedReader() {
 bool PlacedStats(int region, PageHeap::Stats* stats) {
   if (!PlacementStarted()) return false;
   SpinLockHolder h(Static::pageheap_lock());
-  return NodeHeaps::NodeStats(region, stats);
+  return NodeHeaps::HeapStats(region, stats);
 }
 
 // Bytes of placed region's free objects in its lists and caches.

@@ -17,7 +17,8 @@ namespace numa {
 // Answers the "tcmalloc.numa.*" numeric properties; false for any other name
 // and for nodes the process cannot use. <N> is the kernel's node id; a node
 // that has not allocated yet reads 0:
-//   tcmalloc.numa.active, tcmalloc.numa.num_nodes, tcmalloc.numa.list_nodes,
+//   tcmalloc.numa.active, tcmalloc.numa.num_nodes,
+//   tcmalloc.numa.cpu_nodes (old name: list_nodes),
 //   tcmalloc.numa.mbind_calls, tcmalloc.numa.mbind_failures,
 //   tcmalloc.numa.remote_free_objects, tcmalloc.numa.thread_migrations,
 //   tcmalloc.numa.migration_flushed_objects, tcmalloc.numa.rerouted_objects,
@@ -49,7 +50,7 @@ NUMA_TCMALLOC_HIDDEN void SetPlacedMemoryReader(
 
 // Free objects of size class cl in the central lists (CentralLength), in
 // their transfer-cache slots (TransferLength), and the central lists' internal
-// fragmentation in bytes, summed over the list nodes and placed memory's
+// fragmentation in bytes, summed over the CPU nodes and placed memory's
 // lists. GetStats and GetFreeListSizes keep reporting these totals, as in
 // vanilla.
 NUMA_TCMALLOC_HIDDEN size_t CentralLength(unsigned cl);

@@ -10,7 +10,6 @@
 #include "numa/byte_stream.cc"
 #include "numa/config.cc"
 #include "numa/cpuset.cc"
-#include "numa/current_cpu.cc"
 #include "numa/idle_nodes.cc"
 #include "numa/mempolicy.cc"
 #include "numa/numa.cc"

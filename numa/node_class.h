@@ -30,10 +30,15 @@ inline constexpr uint32_t kClassMask = (1u << kNodeClassShift) - 1;
 // more CPU nodes, small objects share one set of lists (page-level memory
 // stays per node).
 #ifdef TCMALLOC_SMALL_BUT_SLOW
-inline constexpr int kMaxCpuNodes = 8;
+inline constexpr int kCpuNodeBits = 3;
 #else
-inline constexpr int kMaxCpuNodes = 64;
+inline constexpr int kCpuNodeBits = 6;
 #endif
+inline constexpr int kMaxCpuNodes = 1 << kCpuNodeBits;
+
+// Value bits of the page map's class cache (upstream's PackedCache): a node
+// class.
+inline constexpr int kCachedClassBits = kNodeClassShift + kCpuNodeBits;
 
 inline constexpr uint32_t NodeClass(int node, uint32_t cl) {
   return (static_cast<uint32_t>(node) << kNodeClassShift) | cl;

@@ -51,6 +51,13 @@ auto SkipClearingFreshLeaves(Map* map, bool (*zeroes)(), int)
 template <typename Map>
 void SkipClearingFreshLeaves(Map*, bool (*)(), long) {}
 
+// True while tcmalloc's own system allocator serves: its memory is fresh and
+// zero (a user's SysAllocator may hand out anything).
+bool OwnAllocatorZeroes() {
+  SpinLockHolder l(GetSysAllocLock());
+  return TCMalloc_OwnSystemAllocator();
+}
+
 // True while Heap() makes a node heap: it shares the page map.
 bool g_making_node_heap;
 
@@ -98,21 +105,40 @@ PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
   return *storage.get();
 }
 
-// The heap of region `id` if it exists.
-static PageHeap* ExistingHeap(int id) {
-  if (id == 0) return Static::pageheap();
-  return __atomic_load_n(&g_heaps[id], __ATOMIC_ACQUIRE);
+int NodeHeaps::InitialRegion(const PageHeap* heap) {
+  return heap == Static::pageheap() ? 0 : -1;
 }
 
-PageHeap* NodeHeaps::Heap(int id) {
-  const bool placed = IsPlacedRegion(id);
-  if (placed ? !PlacementStarted() : (id < 0 || id >= NumNodes())) {
+void* NodeHeaps::SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
+                             size_t alignment) {
+  const int region = heap->numa_region_;
+  if (region >= 0 && HasRegion(region)) {
+    SpinLockHolder l(GetSysAllocLock());
+    if (TCMalloc_OwnSystemAllocator()) {
+      void* result = GrowRegion(region, bytes, actual);
+      if (result != nullptr) TCMalloc_SystemTaken += *actual;
+      return result;
+    }
+    if (region != 0) return nullptr;
+  }
+  return TCMalloc_SystemAlloc(bytes, actual, alignment);
+}
+
+// The heap of `region` if it exists.
+static PageHeap* ExistingHeap(int region) {
+  if (region == 0) return Static::pageheap();
+  return __atomic_load_n(&g_heaps[region], __ATOMIC_ACQUIRE);
+}
+
+PageHeap* NodeHeaps::Heap(int region) {
+  const bool placed = IsPlacedRegion(region);
+  if (placed ? !PlacementStarted() : (region < 0 || region >= NumNodes())) {
     return nullptr;
   }
-  PageHeap* heap = ExistingHeap(id);
+  PageHeap* heap = ExistingHeap(region);
   if (heap != nullptr) return heap;
   SpinLockHolder l(Static::pageheap_lock());
-  heap = g_heaps[id];
+  heap = g_heaps[region];
   if (heap != nullptr) return heap;
   // About 12.5 KiB of metadata per heap; when there is none left, this node
   // cannot serve and the others do (New borrows, small objects borrow).
@@ -121,17 +147,17 @@ PageHeap* NodeHeaps::Heap(int id) {
   g_making_node_heap = true;
   heap = new (storage) PageHeap(Static::sizemap()->min_span_size_in_pages());
   g_making_node_heap = false;
-  heap->numa_node_ = id;
+  heap->numa_region_ = region;
   if (placed) {
     // Placed regions' leaves of the shared page map, like node regions'.
     if (!Active()) {
       SkipClearingFreshLeaves(
           static_cast<PageHeap::PageMap*>(g_shared_page_map),
-          TCMalloc_SystemAllocZeroes, 0);
+          OwnAllocatorZeroes, 0);
     }
     __atomic_store_n(&g_placed_heaps, true, __ATOMIC_RELEASE);
   }
-  __atomic_store_n(&g_heaps[id], heap, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_heaps[region], heap, __ATOMIC_RELEASE);
   return heap;
 }
 
@@ -139,8 +165,8 @@ PageHeap* NodeHeaps::Heap(int id) {
 template <typename Fn>
 static void ForEachPlacedHeap(Fn fn) {
   if (!__atomic_load_n(&g_placed_heaps, __ATOMIC_ACQUIRE)) return;
-  for (int id = kFirstNamedRegion; id < kRegions; ++id) {
-    if (PageHeap* h = ExistingHeap(id)) fn(h);
+  for (int region = kFirstNamedRegion; region < kRegions; ++region) {
+    if (PageHeap* h = ExistingHeap(region)) fn(h);
   }
 }
 
@@ -154,8 +180,8 @@ static void ForEachHeapAfterNode0(Fn fn) {
   ForEachPlacedHeap(fn);
 }
 
-Span* NodeHeaps::NewPlaced(int id, Length n) {
-  PageHeap* heap = Heap(id);
+Span* NodeHeaps::NewPlaced(int region, Length n) {
+  PageHeap* heap = Heap(region);
   Span* span = heap != nullptr ? heap->New(n) : nullptr;
   if (span == nullptr) errno = ENOMEM;
   return span;
@@ -232,19 +258,19 @@ Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
   return NewForThisThread(n, align_pages);
 }
 
-Span* NodeHeaps::NewForList(int node, Length n, uint32_t cl) {
-  PageHeap* heap = Heap(node);
+Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
+  PageHeap* heap = Heap(region);
   return heap != nullptr ? heap->NewWithSizeClass(n, cl) : nullptr;
 }
 
 PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
-  if (heap->numa_node_ < 0 || (!Active() && !PlacementStarted())) return heap;
+  if (heap->numa_region_ < 0 || (!Active() && !PlacementStarted())) return heap;
   const Owner o = OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift);
   PageHeap* owner;
   if (IsPlaced(o)) {
     owner = ExistingHeap(PlacedRegionOf(o));
   } else if (!Active()) {
-    return heap->numa_node_ == 0 ? heap : Static::pageheap();
+    return heap->numa_region_ == 0 ? heap : Static::pageheap();
   } else {
     owner = ExistingHeap(o.node);
   }
@@ -257,22 +283,22 @@ bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
   // handed whole to a program that may write them from anywhere. A bound
   // node's pages are on it whoever wrote them.
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  if (heap->numa_node_ < 0 || span->sizeclass != 0 ||
-      bytes < kMinReuseCheckBytes || !FirstTouchNode(heap->numa_node_)) {
+  if (heap->numa_region_ < 0 || span->sizeclass != 0 ||
+      bytes < kMinReuseCheckBytes || !FirstTouchNode(heap->numa_region_)) {
     return false;
   }
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   if (ReuseByWitness()) {
     // Without move_pages: what was noted when the block went out.
     ReuseWitness w;
-    if (TakeWitness(start, bytes, heap->numa_node_, &w)) {
+    if (TakeWitness(start, bytes, heap->numa_region_, &w)) {
       AddToCounter(Counter::kWitnessedReturns, 1);
     }
     if (!WitnessSaysRelease(w)) return false;
     NoteRelease(start);
   } else {
     PageSample sample;
-    if (!SamplePages(start, bytes, KernelId(heap->numa_node_), &sample) ||
+    if (!SamplePages(start, bytes, KernelId(heap->numa_region_), &sample) ||
         !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
       return false;
     }
@@ -287,10 +313,14 @@ bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
 bool NodeHeaps::RetireSpan(PageHeap* heap, Span* s) {
   ASSERT(s->location == Span::ON_RETURNED_FREELIST);
   const Length n = s->length;
-  if (!TCMalloc_SystemReturnToNode(
-          reinterpret_cast<void*>(s->start << kPageShift),
-          static_cast<size_t>(n << kPageShift), heap->numa_node_)) {
-    return false;
+  {
+    SpinLockHolder l(GetSysAllocLock());  // the region's state, Taken
+    if (!ShrinkRegion(heap->numa_region_,
+                      reinterpret_cast<void*>(s->start << kPageShift),
+                      static_cast<size_t>(n << kPageShift))) {
+      return false;
+    }
+    TCMalloc_SystemTaken -= static_cast<size_t>(n << kPageShift);
   }
   heap->RemoveFromFreeList(s);
   heap->stats_.system_bytes -= n << kPageShift;
@@ -328,7 +358,7 @@ Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
 }
 
 void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
-  const int node = heap->numa_node_;
+  const int node = heap->numa_region_;
   // Placed memory is the program's choice: no node gives memory up for it.
   if (node < 0 || IsPlacedRegion(node) || !Active()) return;
   ASSERT(Static::pageheap_lock()->IsHeld());
@@ -371,7 +401,7 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
 }
 
 Length NodeHeaps::ReleaseAtLeastNPages(PageHeap* heap, Length num_pages) {
-  if (heap->numa_node_ < 0) return heap->ReleaseAtLeastNPages(num_pages);
+  if (heap->numa_region_ < 0) return heap->ReleaseAtLeastNPages(num_pages);
   Length released = 0;
   if (!Active()) {
     released = heap->ReleaseAtLeastNPages(num_pages);
@@ -409,7 +439,7 @@ static void AddStats(const PageHeap::Stats& s, PageHeap::Stats* sum) {
 }
 
 PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
-  if (heap->numa_node_ < 0 || (!Active() && !g_placed_heaps)) {
+  if (heap->numa_region_ < 0 || (!Active() && !g_placed_heaps)) {
     return heap->stats_;
   }
   PageHeap::Stats sum = Static::pageheap()->stats_;
@@ -421,11 +451,12 @@ void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
   g_storage = alloc != nullptr ? alloc : MetaDataAlloc;
 }
 
-bool NodeHeaps::NodeStats(int id, PageHeap::Stats* stats) {
-  if (id < 0 || id >= kRegions || (!IsPlacedRegion(id) && id >= NumNodes())) {
+bool NodeHeaps::HeapStats(int region, PageHeap::Stats* stats) {
+  if (region < 0 || region >= kRegions ||
+      (!IsPlacedRegion(region) && region >= NumNodes())) {
     return false;
   }
-  const PageHeap* h = ExistingHeap(id);
+  const PageHeap* h = ExistingHeap(region);
   if (h == nullptr) return false;
   *stats = h->stats_;
   return true;

@@ -34,15 +34,28 @@ class NodeHeaps {
   static PageHeap::PageMapCache& PageMapCacheFor(const PageHeap* heap)
       ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // The heap of region `id` (a node's, or a placed one once placement
-  // started: numa/region.h), made on first use; nullptr if it cannot be made
-  // (out of metadata memory: a node then cannot serve, others do; a placed
-  // allocation fails).
-  static PageHeap* Heap(int id) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The region `heap` belongs to as upstream's constructor makes it: 0 for
+  // node 0's heap (Static::pageheap()), else -1 (Heap() then sets a node
+  // heap's id; a heap made any other way keeps -1).
+  static int InitialRegion(const PageHeap* heap) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // A span of n pages from placed region `id`'s heap, for a large placed
-  // block; nullptr with errno ENOMEM when it can neither serve nor grow.
-  static Span* NewPlaced(int id, Length n) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // TCMalloc_SystemAlloc for `heap`'s growth (GrowHeap): from its region
+  // while it has one (HasRegion) and the system allocator is tcmalloc's own.
+  // A SysAllocator of the user's serves node 0's heap alone: its memory's
+  // owner cannot be told from its address, so other nodes get nullptr and
+  // borrow. A heap of no region gets TCMalloc_SystemAlloc's memory.
+  static void* SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
+                           size_t alignment) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // The heap of `region` (a node's, or a placed one once placement started:
+  // numa/region.h), made on first use; nullptr if it cannot be made (out of
+  // metadata memory: a node then cannot serve, others do; a placed
+  // allocation fails).
+  static PageHeap* Heap(int region) ATTRIBUTE_VISIBILITY_HIDDEN;
+
+  // A span of n pages from placed `region`'s heap, for a large placed block;
+  // nullptr with errno ENOMEM when it can neither serve nor grow.
+  static Span* NewPlaced(int region, Length n) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // Page-level memory for the calling thread (large objects, sampled
   // objects, aligned blocks): from its node's heap, else borrowed from the
@@ -54,10 +67,10 @@ class NodeHeaps {
   static Span* NewAligned(Length n,
                           Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // A span of n pages for `node`'s central list of class cl, from that
-  // node's heap only (a list's objects are always its node's); nullptr when
-  // that heap can neither serve nor grow.
-  static Span* NewForList(int node, Length n,
+  // A span of n pages for `region`'s central list of class cl, from that
+  // region's heap only (a list's objects are always its region's); nullptr
+  // when that heap can neither serve nor grow.
+  static Span* NewForList(int region, Length n,
                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // The heap that takes `span` back: its owner's (OwnerOf), placed memory's
@@ -97,9 +110,9 @@ class NodeHeaps {
   // it is a node heap.
   static PageHeap::Stats Stats(const PageHeap* heap)
       ATTRIBUTE_VISIBILITY_HIDDEN;
-  // One region's heap's stats (a node's, or a placed region's); false if
+  // The stats of `region`'s heap (a node's, or a placed region's); false if
   // it has no heap yet.
-  static bool NodeStats(int node,
+  static bool HeapStats(int region,
                         PageHeap::Stats* stats) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // The free-span histograms of every node's and placed heap, summed.

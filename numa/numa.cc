@@ -11,10 +11,10 @@
 #include "numa/config.h"
 #include "numa/cpuset.h"
 #include "numa/current_cpu.h"
+#include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/numa_testing.h"
 #include "numa/parse.h"
-#include "numa/path.h"
 #include "numa/placement.h"
 #include "numa/region.h"
 #include "numa/reuse_witness.h"
@@ -24,7 +24,7 @@
 namespace tcmalloc {
 namespace numa {
 
-internal::SmallObjects internal::g_small_objects = {1, false, false};
+internal::SmallObjects internal::g_small_objects = {1, false, false, false};
 bool internal::g_placement_started;
 
 namespace {
@@ -49,7 +49,7 @@ struct State {
   uint64_t unbound_proxies;
   Refusals refused;
   bool witness;  // ReuseByWitness
-  // MemsSource, CpusSource ("" for none). Plain arrays, not Paths: State
+  // MemsSource, CpusSource ("" for none). Plain arrays, not Lines: State
   // must need no constructor.
   char mems_source[256];
   char cpus_source[256];
@@ -75,7 +75,7 @@ void Reset() {
   memset(&g_state, 0, sizeof(g_state));
   g_state.policy = BindPolicy::kLocal;
   g_state.cpu_nodes = 1;
-  internal::g_small_objects = {1, false, false};
+  internal::g_small_objects = {1, false, false, false};
 }
 
 // Numbers the usable kernel nodes: CPU nodes first, then memory-only nodes,
@@ -136,12 +136,12 @@ void Activate() {
     s.cpu_nodes = cpu_nodes;
     return;
   }
-  static const char kWarning[] =
-      "tcmalloc: more NUMA nodes serve CPUs than per-node small-object lists "
-      "can track; small objects share one set of lists (page-level memory "
-      "stays per node)\n";
-  RawSyscall(SYS_write, 2, reinterpret_cast<long>(kWarning),
-             sizeof(kWarning) - 1);
+  Line()
+      .Add(
+          "tcmalloc: more NUMA nodes serve CPUs than per-node small-object "
+          "lists can track; small objects share one set of lists "
+          "(page-level memory stays per node)")
+      .WriteToStderr();
 }
 
 // What Init learns from the kernel (get_mempolicy, probes), or a test's
@@ -161,38 +161,36 @@ struct KernelView {
   int move_pages_errno;
 };
 
-// One line on stderr, one write: "tcmalloc: " and the parts.
-void Say(const char* a, const char* b = "", const char* c = "",
-         const char* d = "", const char* e = "") {
-  Path line;
-  line.Add("tcmalloc: ").Add(a).Add(b).Add(c).Add(d).Add(e).Add("\n");
-  RawSyscall(SYS_write, 2, reinterpret_cast<long>(line.c_str()), line.size());
-}
-
 // The cpuset's memory nodes without get_mempolicy (refused with `err`):
 // /proc/self/status, else the cgroup's cpuset.mems.effective. False (one
 // line on stderr) if neither can be read.
 bool ReadMemsFromFiles(const char* proc_root, int err, uint64_t* mems,
-                       Path* where) {
+                       Line* where) {
   FileRead r = ReadStatusMems(proc_root, mems, where);
   if (r == FileRead::kMissing) r = ReadCgroupMems(proc_root, mems, where);
   if (r == FileRead::kFound) return true;
-  Say("NUMA layer off: get_mempolicy is refused (", RefusalName(err),
-      r == FileRead::kMalformed
-          ? ") and this file is malformed: "
-          : ") and no file names the cpuset's memory nodes: ",
-      r == FileRead::kMalformed ? where->c_str() : "/proc/self/status");
+  Line()
+      .Add("tcmalloc: NUMA layer off: get_mempolicy is refused (")
+      .Add(RefusalName(err))
+      .Add(r == FileRead::kMalformed
+               ? ") and this file is malformed: "
+               : ") and no file names the cpuset's memory nodes: ")
+      .Add(r == FileRead::kMalformed ? where->c_str() : "/proc/self/status")
+      .WriteToStderr();
   return false;
 }
 
 // The cgroup's CPUs into *cpus; false if the layer must stay off (a
 // malformed file: said on stderr). *bound is set when a file was found.
 bool ReadCpuBound(const char* proc_root, CpuMask* cpus, bool* bound,
-                  Path* where) {
+                  Line* where) {
   const FileRead r = ReadCgroupCpus(proc_root, cpus, where);
   *bound = r == FileRead::kFound;
   if (r != FileRead::kMalformed) return true;
-  Say("NUMA layer off: cannot parse ", where->c_str());
+  Line()
+      .Add("tcmalloc: NUMA layer off: cannot parse ")
+      .Add(where->c_str())
+      .WriteToStderr();
   return false;
 }
 
@@ -210,10 +208,13 @@ void ProbeRefusals(const KernelView& view, BindPolicy* policy) {
   if (s.refused.mbind == 0) return;
   s.topo.memory &= s.topo.with_cpus;
   if (*policy == BindPolicy::kLocal) return;
-  Say("TCMALLOC_NUMA_POLICY=",
-      *policy == BindPolicy::kBind ? "bind" : "preferred",
-      " needs mbind, which the kernel refuses (", RefusalName(s.refused.mbind),
-      ": a container's seccomp profile?); using local");
+  Line()
+      .Add("tcmalloc: TCMALLOC_NUMA_POLICY=")
+      .Add(*policy == BindPolicy::kBind ? "bind" : "preferred")
+      .Add(" needs mbind, which the kernel refuses (")
+      .Add(RefusalName(s.refused.mbind))
+      .Add(": a container's seccomp profile?); using local")
+      .WriteToStderr();
   *policy = BindPolicy::kLocal;
 }
 
@@ -272,7 +273,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   }
   if (refused != 0) {
     s.refused.get_mempolicy = refused;
-    Path where;
+    Line where;
     if (!ReadMemsFromFiles(view.proc_root, refused, &view.allowed, &where)) {
       return;
     }
@@ -302,7 +303,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   // Only a cgroup's cpuset bounds where every thread may run.
   CpuMask cpus;
   bool cpu_bound;
-  Path where;
+  Line where;
   if (!ReadCpuBound(view.proc_root, &cpus, &cpu_bound, &where)) return;
   if (!ReadSysfsTopology(root, allowed, &s.topo, cpu_bound ? &cpus : nullptr)) {
     ClearTopology(&s.topo);
@@ -475,20 +476,22 @@ const char* CpusSource() {
 }
 
 namespace {
-void UpdateStrays() {
+void UpdateSmallObjects() {
   internal::SmallObjects& s = internal::g_small_objects;
   s.strays = s.nodes_with_central_lists > 1 && !s.node_classes;
+  __atomic_store_n(&s.sized_free_by_owner, s.node_classes || PlacementStarted(),
+                   __ATOMIC_RELAXED);
 }
 }  // namespace
 
 void SetNodesWithCentralLists(int n) {
   internal::g_small_objects.nodes_with_central_lists = n;
-  UpdateStrays();
+  UpdateSmallObjects();
 }
 
 void SetNodeClasses(bool on) {
   internal::g_small_objects.node_classes = on;
-  UpdateStrays();
+  UpdateSmallObjects();
 }
 
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
@@ -532,7 +535,7 @@ uint64_t ReadPlacementNodes() {
   uint64_t allowed;
   int refused = 0;
   if (!QueryAllowedMems(&allowed, &refused)) {
-    Path where;
+    Line where;
     if (!IsRefusal(refused)) return 1;
     g_state.refused.get_mempolicy = refused;
     if (ReadStatusMems("", &allowed, &where) != FileRead::kFound &&
@@ -588,11 +591,15 @@ int DecidePlacement() {
 void DropInterleaveAbove() {
   if (g_state.interleave_above == 0) return;
   __atomic_store_n(&g_state.interleave_above, 0, __ATOMIC_RELAXED);
-  Say("ignoring TCMALLOC_NUMA_INTERLEAVE_ABOVE: interleaving needs mbind, "
-      "which the kernel refuses (",
-      RefusalName(g_state.refused.mbind),
-      ": a container's seccomp profile?); large blocks are placed as without "
-      "it");
+  Line()
+      .Add(
+          "tcmalloc: ignoring TCMALLOC_NUMA_INTERLEAVE_ABOVE: interleaving "
+          "needs mbind, which the kernel refuses (")
+      .Add(RefusalName(g_state.refused.mbind))
+      .Add(
+          ": a container's seccomp profile?); large blocks are placed as "
+          "without it")
+      .WriteToStderr();
 }
 
 }  // namespace
@@ -608,6 +615,7 @@ bool StartPlacement() {
     if (g_placement.error == 0) {
       SetPlacedBinder(BindPlaced);
       __atomic_store_n(&internal::g_placement_started, true, __ATOMIC_RELEASE);
+      UpdateSmallObjects();  // sized delete looks at addresses from now on
     } else if (g_placement.error == EPERM) {
       DropInterleaveAbove();
     }
@@ -642,6 +650,7 @@ void ResetPlacementForTest() {
   __atomic_store_n(&internal::g_placement_started, false, __ATOMIC_RELEASE);
   g_placement = Placement{};
   SetPlacedBinder(nullptr);
+  UpdateSmallObjects();
 }
 
 }  // namespace numa

@@ -1,5 +1,12 @@
-// numa-tcmalloc's NUMA layer: the one interface the upstream patches call.
-// Start here; docs/design.md has the glossary and the map of the hooks.
+// numa-tcmalloc's NUMA layer: its core interface (Init, nodes, the thread's
+// node, regions, knobs, counters), which the allocator's glue and the tests
+// call. Start here; docs/design.md has the glossary and the map of the hooks.
+//
+// It is not the only header the patches include: the hooks in upstream
+// files call this one for the layer's answers, and the glue header of their
+// concern (node_heaps.h, central_lists.h, thread_cache_nodes.h,
+// introspection.h, sized_delete.h, placed.h, placement_offered.h) for what
+// needs upstream's types; packed-cache-inl.h takes node_class.h alone.
 //
 // Everything here runs inside malloc: no malloc, no stdio, no libnuma, no C++
 // runtime containers, no exceptions. Topology comes from raw syscalls
@@ -10,7 +17,9 @@
 // lists, address regions) by *node*, a dense index over the nodes the
 // process may use: CPU nodes first (0 .. NumCpuNodes()-1), then memory-only
 // nodes. A process confined to kernel nodes {6,7} has nodes 0 and 1.
-// KernelId() names the kernel's node, for syscalls and for users.
+// KernelId() names the kernel's node, for syscalls and for users. Memory the
+// program places itself has regions of its own beyond the nodes'
+// (numa/region.h): a *region* id names either kind.
 //
 // Inside the gperftools tree this file lives at src/numa/numa.h
 // (see tcmalloc/new_files.txt).
@@ -144,6 +153,7 @@ struct SmallObjects {
   int nodes_with_central_lists;
   bool node_classes;
   bool strays;  // several sets of lists, and caches that do not sort by owner
+  bool sized_free_by_owner;  // node classes, or placed memory may exist
 };
 NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 // Set once StartPlacement succeeded; never cleared but by tests.
@@ -204,33 +214,49 @@ inline int PlacedRegionOf(Owner o) {
                                             : NamedRegion(o.node);
 }
 
-// The node whose central lists take `object`, a node's memory (not placed
-// memory): its owner, or 0 when all nodes share one set of lists.
-inline int ListNodeOf(const void* object) {
-  return NodesWithCentralLists() == 1 ? 0 : OwnerOf(object).node;
-}
-
-// The central lists that take `object`, of any kind: ListNodeOf's, or, for
-// placed memory, its region's (numa/central_lists.h).
-inline int ListOwnerOf(const void* object) {
+// The region whose central lists take `object` (numa/central_lists.h): its
+// owner's, a node's or placed memory's (numa/region.h), or node 0's when
+// all nodes share one set of lists.
+inline int ListRegionOf(const void* object) {
   if (NodesWithCentralLists() == 1 && !PlacementStarted()) return 0;
   const Owner o = OwnerOf(object);
   if (__builtin_expect(IsPlaced(o), 0)) return PlacedRegionOf(o);
   return NodesWithCentralLists() == 1 ? 0 : o.node;
 }
 
-// The value the page map caches for an object of class cl owned by `node`.
+// The value the page map caches for an object of class cl of node `node`'s
+// lists: the node class with node classes, else the plain class.
 inline uint32_t CachedClass(int node, uint32_t cl) {
   return NodeClasses() ? NodeClass(node, cl) : cl;
+}
+
+// The same for `object`, a node's memory (not placed memory, whose class is
+// never cached): with node classes there are lists per node, so its owner
+// node's lists take it.
+inline uint32_t CachedClassOf(const void* object, uint32_t cl) {
+  return NodeClasses() ? NodeClass(OwnerOf(object).node, cl) : cl;
+}
+
+// True when `cached`, the page map's cached value for `object`, is what
+// Populate or free() would have written for it: class cl and, with node
+// classes, the object's owner (Debug builds check every cache hit).
+inline bool CachedClassIs(uint32_t cached, const void* object, uint32_t cl) {
+  return BaseClass(cached) == cl && cached == CachedClassOf(object, cl);
+}
+
+// True when a sized delete cannot trust the size alone and must look at the
+// address: the size names the class but not the owner (node classes), or
+// the object may be placed memory, which thread caches never hold
+// (numa/sized_delete.h).
+inline bool SizedFreeNeedsOwner() {
+  // A plain load, one compare with memory: on every sized delete. Set once
+  // (Init, the first placement), before any object it concerns exists.
+  return internal::g_small_objects.sized_free_by_owner;
 }
 
 // Counters for introspection (MallocExtension properties, stats).
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
 NUMA_TCMALLOC_HIDDEN uint64_t MbindFailures();
-// BindRange calls a fake topology turned into no-ops (never mbind there).
-NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
-// errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
-NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
 
 // Event counters, bumped on slow paths only (relaxed atomics).
 enum class Counter : int {

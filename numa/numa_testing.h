@@ -45,6 +45,11 @@ NUMA_TCMALLOC_HIDDEN void InitWithKernelForTest(
 // Back to the state before any Init: inactive, counters zero.
 NUMA_TCMALLOC_HIDDEN void ResetForTest();
 
+// BindRange calls a fake topology turned into no-ops (never mbind there).
+NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
+// errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
+NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
+
 // Forgets that placement started (ResetForTest does too); the placed
 // regions keep what they reserved.
 NUMA_TCMALLOC_HIDDEN void ResetPlacementForTest();

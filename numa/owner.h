@@ -11,7 +11,7 @@
 //    (tc_numa_malloc_onnode), 256 GiB for each kernel node id;
 //  - [80 TiB, 81 TiB): interleaved memory (tc_numa_malloc_interleaved).
 // Each region reserves address space from the start of its part as it
-// grows. The owner table records, per 256 GiB slot, the reserved part of
+// grows. The owner table records, per 256 GiB sector, the reserved part of
 // the region that lies there: where it starts, how long it is and whose it
 // is; it only grows while the process runs.
 //
@@ -56,10 +56,10 @@ inline constexpr uintptr_t kNamedPartSize = uintptr_t{256} << 30;
 inline constexpr uintptr_t kInterleavedBase = uintptr_t{80} << kWindowShift;
 // Every address of placed memory lies in [kNamedBase, kPlacedEnd).
 inline constexpr uintptr_t kPlacedEnd = kInterleavedBase + kWindowSize;
-// The owner table's slots.
-inline constexpr int kSlotShift = 38;  // 256 GiB
-inline constexpr int kSlots =
-    static_cast<int>((kInterleavedBase + kWindowSize) >> kSlotShift);
+// The owner table's sectors.
+inline constexpr int kSectorShift = 38;  // 256 GiB
+inline constexpr int kSectors =
+    static_cast<int>((kInterleavedBase + kWindowSize) >> kSectorShift);
 
 enum class MemoryKind : uint8_t {
   kUnplaced,     // not placed by the layer: node 0's heap, first touch
@@ -80,25 +80,25 @@ inline bool IsPlaced(Owner o) {
 }
 
 namespace internal {
-// A region's reserved part, in every slot it overlaps: [begin, begin +
-// size). size is 0 until the slot has an owner, and only grows; relaxed
+// A region's reserved part, in every sector it overlaps: [begin, begin +
+// size). size is 0 until the sector has an owner, and only grows; relaxed
 // atomics, as a reader only needs to see the part that held the address when
 // the address was handed out, which the page heap lock ordered before.
-struct Slot {
+struct Sector {
   uintptr_t begin;
   uintptr_t size;
   MemoryKind kind;
   uint8_t node;
 };
-NUMA_TCMALLOC_HIDDEN extern Slot g_slots[kSlots];
+NUMA_TCMALLOC_HIDDEN extern Sector g_sectors[kSectors];
 }  // namespace internal
 
 inline Owner OwnerOf(uintptr_t addr) {
-  const uintptr_t s = addr >> kSlotShift;
-  if (s < static_cast<uintptr_t>(kSlots)) {
-    const internal::Slot& slot = internal::g_slots[s];
-    const uintptr_t size = __atomic_load_n(&slot.size, __ATOMIC_ACQUIRE);
-    if (addr - slot.begin < size) return Owner{slot.kind, slot.node};
+  const uintptr_t s = addr >> kSectorShift;
+  if (s < static_cast<uintptr_t>(kSectors)) {
+    const internal::Sector& sector = internal::g_sectors[s];
+    const uintptr_t size = __atomic_load_n(&sector.size, __ATOMIC_ACQUIRE);
+    if (addr - sector.begin < size) return Owner{sector.kind, sector.node};
   }
   return Owner{MemoryKind::kUnplaced, 0};
 }
@@ -111,17 +111,18 @@ inline Owner OwnerOf(const void* ptr) {
 // size 0 if none. A copy of it stays right while the part grows: it only
 // ever grows.
 inline void OwnedPart(int w, uintptr_t* begin, uintptr_t* size) {
-  // The region starts in one of the window's slots (node 0's past the brk
-  // heap, the others past a guard); that slot's entry holds the whole part.
-  constexpr int kSlotsPerWindow = 1 << (kWindowShift - kSlotShift);
+  // The region starts in one of the window's sectors (node 0's past the brk
+  // heap, the others past a guard); that sector's entry holds the whole part.
+  constexpr int kSectorsPerWindow = 1 << (kWindowShift - kSectorShift);
   *begin = 0;
   *size = 0;
-  for (int i = 0; i < kSlotsPerWindow; ++i) {
-    const internal::Slot& slot = internal::g_slots[w * kSlotsPerWindow + i];
-    const uintptr_t s = __atomic_load_n(&slot.size, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < kSectorsPerWindow; ++i) {
+    const internal::Sector& sector =
+        internal::g_sectors[w * kSectorsPerWindow + i];
+    const uintptr_t s = __atomic_load_n(&sector.size, __ATOMIC_ACQUIRE);
     if (s != 0) {
       *size = s;
-      *begin = slot.begin;
+      *begin = sector.begin;
       return;
     }
   }
@@ -130,7 +131,7 @@ inline void OwnedPart(int w, uintptr_t* begin, uintptr_t* size) {
 // A region's reserved part: [begin, begin + size), `node`'s memory of
 // `kind`. The first call for a region sets its start; later calls may only
 // extend it (the region reserved more). Called during Init and under the
-// page heap lock, never concurrently; a part at or above the last slot is
+// page heap lock, never concurrently; a part at or above the last sector is
 // not recorded.
 NUMA_TCMALLOC_HIDDEN void SetOwner(uintptr_t begin, size_t size,
                                    MemoryKind kind, int node);

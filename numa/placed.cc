@@ -22,12 +22,12 @@ constexpr PlacedMemoryReader kReader = {PlacedCentralLength,
                                         PlacedTransferLength,
                                         PlacedOverheadBytes, PlacedFreeBytes};
 
-// Placement, readied once: free() and sized delete told (EnablePlacedFrees),
-// the usable nodes read and the regions' binder set (StartPlacement),
-// introspection told where to read. 0 when ready, else the errno placement
-// fails with: ENOSYS in the debug libraries, ENOMEM when no node is found,
-// EPERM when the kernel refuses mbind (a container's seccomp profile) and
-// the process has two nodes or more: no placement could be kept.
+// Placement, readied once: the usable nodes read, the regions' binder set
+// and sized delete told to look at addresses (StartPlacement), introspection
+// told where to read. 0 when ready, else the errno placement fails with:
+// ENOSYS in the debug libraries, ENOMEM when no node is found, EPERM when
+// the kernel refuses mbind (a container's seccomp profile) and the process
+// has two nodes or more: no placement could be kept.
 int Ready() {
   static int ready;  // 0: not yet; 1: ready; < 0: -errno for good
   const int r = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
@@ -35,8 +35,7 @@ int Ready() {
   if (r < 0) return -r;
   // A first call before any malloc: the allocator sets itself up first.
   if (!Static::IsInited()) tc_free(tc_malloc(1));
-  // Before any placed object exists, so that no sized delete misses one.
-  if (!EnablePlacedFrees()) {
+  if (!PlacementOffered()) {
     __atomic_store_n(&ready, -ENOSYS, __ATOMIC_RELEASE);
     return ENOSYS;
   }

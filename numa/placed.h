@@ -58,12 +58,10 @@ ATTRIBUTE_VISIBILITY_HIDDEN void SetPlacedSeparationForTest(bool on);
 // (the same node, or interleaved); nullptr with errno ENOMEM if none.
 ATTRIBUTE_VISIBILITY_HIDDEN void* AllocLike(const void* old_ptr, size_t size);
 
-// Readies free() for placed small objects (defined in tcmalloc.cc): sized
-// delete chooses its path again, and once they may exist it looks at every
-// pointer's address, whatever the size says. False in the debug libraries
-// (debugallocation.cc), whose free() checks a header placed memory has not:
-// placement is not offered there.
-ATTRIBUTE_VISIBILITY_HIDDEN bool EnablePlacedFrees();
+// False in the debug libraries (debugallocation.cc), whose free() checks a
+// header placed memory has not: placement is not offered there
+// (numa/placement_offered.h defines it, once per library).
+ATTRIBUTE_VISIBILITY_HIDDEN bool PlacementOffered();
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -1,8 +1,9 @@
 // The decisions the NUMA layer makes for the allocator, as pure functions of
 // plain inputs (per-node figures, the topology's orders, the knobs). The
-// allocator's hooks gather the inputs, ask one of these, and carry out the
-// answer (numa/node_heaps.cc, numa/node_lists.cc); the unit tests walk the
-// decisions without a heap. Which hook asks which: docs/design.md.
+// allocator's glue gathers the inputs, asks one of these, and carries out
+// the answer (numa/node_heaps.cc, numa/central_lists.cc,
+// numa/thread_cache_nodes.cc); the unit tests walk the decisions without a
+// heap. Which hook asks which: docs/design.md.
 //
 // Inside the gperftools tree this file lives at src/numa/policy.h.
 #ifndef NUMA_TCMALLOC_NUMA_POLICY_H_

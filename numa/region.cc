@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "numa/line.h"
 #include "numa/syscall.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -53,34 +54,14 @@ void WarnOnce(const char* what, int id, int err, const char* tail) {
   if (*warned) return;
   *warned = true;
   const int kernel_id = g_regions[id].kernel_id;
-  char line[256];
-  size_t len = 0;
-  auto put = [&](const char* s) {
-    while (*s != '\0' && len < sizeof(line) - 1) line[len++] = *s++;
-  };
-  auto put_int = [&](int v) {
-    char digits[12];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v > 0 && n < 11);
-    while (n > 0 && len < sizeof(line) - 1) line[len++] = digits[--n];
-  };
-  put("tcmalloc: ");
-  put(what);
+  Line line;
+  line.Add("tcmalloc: ").Add(what);
   if (id == kInterleavedRegion) {
-    put(" interleaved memory");
+    line.Add(" interleaved memory");
   } else {
-    put(IsPlacedRegion(id) ? " named node " : " node ");
-    put_int(kernel_id);
+    line.Add(IsPlacedRegion(id) ? " named node " : " node ").AddUint(kernel_id);
   }
-  put(" (errno ");
-  put_int(err);
-  put(")");
-  put(tail);
-  put("\n");
-  RawSyscall(SYS_write, 2, reinterpret_cast<long>(line), len);
+  line.Add(" (errno ").AddUint(err).Add(")").Add(tail).WriteToStderr();
 }
 
 void CountFailure() { __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED); }

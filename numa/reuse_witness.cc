@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "numa/byte_stream.h"
+#include "numa/line.h"
 #include "numa/numa.h"
 #include "numa/parse.h"
-#include "numa/path.h"
 #include "numa/sparse_memory.h"
 #include "numa/syscall.h"
 
@@ -93,7 +93,7 @@ unsigned char g_vec[16384];
 // Thread `tid`'s page faults and the CPU it last ran on, from
 // /proc/self/task/<tid>/stat (fields 10 and 12, and 39). False if it is gone.
 bool OtherThread(int tid, uint64_t* faults, int* cpu) {
-  Path p;
+  Line p;
   p.Add("/proc/self/task/").AddUint(static_cast<unsigned>(tid)).Add("/stat");
   if (!p.ok()) return false;
   ByteStream in(p.c_str());

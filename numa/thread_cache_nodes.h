@@ -27,6 +27,9 @@
 #include <stdint.h>
 
 #include "central_freelist.h"
+#include "common.h"
+#include "internal_logging.h"
+#include "numa/numa.h"
 #include "thread_cache.h"
 
 namespace tcmalloc {
@@ -62,6 +65,18 @@ class ThreadCacheNodes {
   // node classes.
   static void RefreshLocalRange(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
 
+  // True when `ptr` lies in the part of the thread's node's region that
+  // `cache` knows (RefreshLocalRange): an object of its own node, which
+  // DeallocateLocal may take without an owner lookup. One subtract and one
+  // compare: sized delete's fast path (numa/sized_delete.h).
+  static bool IsLocal(const ThreadCache* cache, const void* ptr) {
+    return reinterpret_cast<uintptr_t>(ptr) - cache->local_begin_ <
+           cache->local_size_;
+  }
+  // ThreadCache::Deallocate for an object of the thread's own node, of plain
+  // class cl: onto the thread's node's list, which allocation pops.
+  static void DeallocateLocal(ThreadCache* cache, void* ptr, uint32_t cl);
+
   // The thread's node has no object of class cl and cannot get one: one
   // object of another CPU node (Borrow::kObjects, nearest first), from this
   // cache's lists of that node, else from its central list; nullptr if none
@@ -96,6 +111,19 @@ class ThreadCacheNodes {
   static void Flush(ThreadCache* cache, int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void DrainIdleNodes(int self) ATTRIBUTE_VISIBILITY_HIDDEN;
 };
+
+ALWAYS_INLINE void ThreadCacheNodes::DeallocateLocal(ThreadCache* cache,
+                                                     void* ptr, uint32_t cl) {
+  ASSERT(NodeClasses() && OwnerOf(ptr).node == cache->node_);
+  ThreadCache::FreeList* list = &cache->alloc_lists_[cl];
+  ASSERT(ptr != list->Next());  // a double free, as Deallocate checks
+  if (PREDICT_FALSE(list->Push(ptr) > list->max_length())) {
+    cache->ListTooLong(list, NodeClass(cache->node_, cl));
+    return;
+  }
+  cache->size_ += list->object_size();
+  if (PREDICT_FALSE(cache->size_ > cache->max_size_)) cache->Scavenge();
+}
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "numa/byte_stream.h"
+#include "numa/line.h"
 #include "numa/parse.h"
-#include "numa/path.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -15,15 +15,15 @@ namespace {
 // Parses the node list in file `root`/`name` into *mask.
 bool ReadMaskFile(const char* root, const char* name, uint64_t* mask,
                   int* beyond) {
-  Path p;
+  Line p;
   p.Add(root).Add("/").Add(name);
   if (!p.ok()) return false;
   ByteStream in(p.c_str());
   return in.ok() && ParseNodeMask(&in, mask, beyond);
 }
 
-// Opens `root`/nodeN/`file` into *in (constructed by the caller's Path).
-bool NodeFilePath(const char* root, int node, const char* file, Path* p) {
+// Opens `root`/nodeN/`file` into *in (constructed by the caller's Line).
+bool NodeFilePath(const char* root, int node, const char* file, Line* p) {
   p->Add(root).Add("/node").AddUint(node).Add("/").Add(file);
   return p->ok();
 }
@@ -76,7 +76,7 @@ bool AddDistance(void* ctx, uint32_t lo, uint32_t hi) {
 bool ReadNode(const char* root, int node, bool need_meminfo, int online_count,
               const CpuMask* cpus, Topology* t) {
   {
-    Path p;
+    Line p;
     if (!NodeFilePath(root, node, "cpulist", &p)) return false;
     ByteStream in(p.c_str());
     CpuCtx ctx = {t, static_cast<uint8_t>(node), false, cpus};
@@ -84,7 +84,7 @@ bool ReadNode(const char* root, int node, bool need_meminfo, int online_count,
     if (ctx.any) t->with_cpus |= uint64_t{1} << node;
   }
   {
-    Path p;
+    Line p;
     if (!NodeFilePath(root, node, "distance", &p)) return false;
     ByteStream in(p.c_str());
     RowCtx ctx = {t, node, 0, t->online};
@@ -92,7 +92,7 @@ bool ReadNode(const char* root, int node, bool need_meminfo, int online_count,
     if (ctx.column != online_count) return false;
   }
   if (need_meminfo) {
-    Path p;
+    Line p;
     if (!NodeFilePath(root, node, "meminfo", &p)) return false;
     ByteStream in(p.c_str());
     uint64_t kb;
@@ -131,7 +131,7 @@ bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t,
   // fallback for trees without it.
   bool need_meminfo = false;
   {
-    Path p;
+    Line p;
     p.Add(root).Add("/has_memory");
     if (!p.ok()) return false;
     ByteStream in(p.c_str());

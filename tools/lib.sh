@@ -15,13 +15,21 @@ note() {
   echo "$(basename "$0"): $*" >&2
 }
 
-# pin VAR: the value of VAR in tcmalloc/pin.bzl (the single source of the pin).
+# pin VAR [PIN_FILE]: the value of VAR in tcmalloc/pin.bzl (the single source of the
+# pin), or in PIN_FILE (another checkout's).
 pin() {
-  local value
-  value=$(sed -n "s/^$1 = \"\(.*\)\"\$/\1/p" "$REPO_ROOT/tcmalloc/pin.bzl")
-  [ -n "$value" ] || die "tcmalloc/pin.bzl has no $1"
+  local file=${2:-$REPO_ROOT/tcmalloc/pin.bzl} value
+  value=$(sed -n "s/^$1 = \"\(.*\)\"\$/\1/p" "$file")
+  [ -n "$value" ] || die "$file has no $1"
   printf '%s\n' "$value"
 }
+
+# sha256_of FILE: the file's sha256, in hex.
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# need_arg OPTION ARGS...: for option parsers ("$@" at the option): fails with one
+# line unless OPTION has a value after it.
+need_arg() { [ "$#" -ge 2 ] || die "$1 needs a value (see --help)"; }
 
 # The tarball's file name inside the distdir: Bazel looks it up by the URL's basename.
 upstream_tarball() {

@@ -47,7 +47,7 @@ TEST(StatusMems, ReadsMemsAllowedList) {
   const std::string root = FakeRoot("status-ok");
   WriteFile(root + "/proc/self/status", kStatus);
   uint64_t mems = 0;
-  Path where;
+  Line where;
   ASSERT_EQ(ReadStatusMems(root.c_str(), &mems, &where), FileRead::kFound);
   EXPECT_EQ(mems, 0b101u);
   EXPECT_EQ(std::string(where.c_str()), root + "/proc/self/status");
@@ -56,7 +56,7 @@ TEST(StatusMems, ReadsMemsAllowedList) {
 TEST(StatusMems, MissingFileOrLineIsMissing) {
   const std::string root = FakeRoot("status-missing");
   uint64_t mems = 0;
-  Path where;
+  Line where;
   EXPECT_EQ(ReadStatusMems(root.c_str(), &mems, &where), FileRead::kMissing);
   WriteFile(root + "/proc/self/status", "Name:\tprobe\nMems_allowed:\t1\n");
   EXPECT_EQ(ReadStatusMems(root.c_str(), &mems, &where), FileRead::kMissing)
@@ -66,7 +66,7 @@ TEST(StatusMems, MissingFileOrLineIsMissing) {
 TEST(StatusMems, MalformedOrEmptyListIsMalformed) {
   const std::string root = FakeRoot("status-bad");
   uint64_t mems = 0;
-  Path where;
+  Line where;
   for (const char* bad : {"Mems_allowed_list:\t0-x\n", "Mems_allowed_list:\n",
                           "Mems_allowed_list:\t3-1\n"}) {
     WriteFile(root + "/proc/self/status", bad);
@@ -82,7 +82,7 @@ TEST(CgroupCpuset, ReadsTheProcessCgroup) {
   WriteFile(root + "/sys/fs/cgroup/ctr/child/cpuset.mems.effective", "1\n");
   CpuMask cpus;
   uint64_t mems = 0;
-  Path where;
+  Line where;
   ASSERT_EQ(ReadCgroupCpus(root.c_str(), &cpus, &where), FileRead::kFound);
   EXPECT_TRUE(Cpus(cpus, {0, 1, 6}));
   EXPECT_EQ(std::string(where.c_str()),
@@ -98,7 +98,7 @@ TEST(CgroupCpuset, WalksUpToTheNearestFile) {
   WriteFile(root + "/sys/fs/cgroup/a/cpuset.cpus.effective", "2-3\n");
   WriteFile(root + "/sys/fs/cgroup/a/b/c/cgroup.procs", "1\n");
   CpuMask cpus;
-  Path where;
+  Line where;
   ASSERT_EQ(ReadCgroupCpus(root.c_str(), &cpus, &where), FileRead::kFound);
   EXPECT_TRUE(Cpus(cpus, {2, 3}));
   // ... and up to the mount point, not above it.
@@ -119,7 +119,7 @@ TEST(CgroupCpuset, SubtreeMountAndEscapedMountPoint) {
   WriteFile(root + "/proc/self/cgroup", "0::/docker/abc\n");
   WriteFile(root + "/sys/fs/cg v2/cpuset.cpus.effective", "4\n");
   CpuMask cpus;
-  Path where;
+  Line where;
   ASSERT_EQ(ReadCgroupCpus(root.c_str(), &cpus, &where), FileRead::kFound);
   EXPECT_TRUE(Cpus(cpus, {4}));
   // A cgroup outside the mounted subtree cannot be seen.
@@ -131,7 +131,7 @@ TEST(CgroupCpuset, SubtreeMountAndEscapedMountPoint) {
 TEST(CgroupCpuset, NoCgroup2IsMissing) {
   const std::string root = FakeRoot("cg-v1");
   CpuMask cpus;
-  Path where;
+  Line where;
   EXPECT_EQ(ReadCgroupCpus(root.c_str(), &cpus, &where), FileRead::kMissing);
   WriteFile(
       root + "/proc/self/mountinfo",
@@ -145,7 +145,7 @@ TEST(CgroupCpuset, MalformedFilesAreMalformed) {
   InCgroup(root, "ctr");
   CpuMask cpus;
   uint64_t mems;
-  Path where;
+  Line where;
   EXPECT_EQ(ReadCgroupCpus(root.c_str(), &cpus, &where), FileRead::kMalformed)
       << "a cgroup path that is not absolute";
   WriteFile(root + "/proc/self/cgroup", "0::/ctr\n");

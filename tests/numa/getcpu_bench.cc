@@ -4,6 +4,8 @@
 //   GLIBC_TUNABLES=glibc.pthread.rseq=0 bazel-bin/tests/numa/getcpu_bench
 // (the second shows sched_getcpu's vDSO path, with no rseq area).
 #include <benchmark/benchmark.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "numa/current_cpu.h"
 #include "numa/numa.h"
@@ -11,6 +13,14 @@
 namespace tcmalloc {
 namespace numa {
 namespace {
+
+// getcpu(2) as a plain system call: what rseq and the vDSO save.
+int CpuFromSyscall() {
+  unsigned cpu = 0;
+  return syscall(SYS_getcpu, &cpu, nullptr, nullptr) == 0
+             ? static_cast<int>(cpu)
+             : -1;
+}
 
 void BM_RseqCpuId(benchmark::State& state) {
   if (CpuFromRseq() < 0) {

@@ -452,11 +452,11 @@ TEST_F(NumaTest, PlacedObjectsHaveTheirRegionsLists) {
   const uintptr_t named2 =
       kNamedBase + 2 * kNamedPartSize + (uintptr_t{1} << 30);
   SetOwner(named2, 64 << 20, MemoryKind::kNamed, 2);
-  EXPECT_EQ(ListOwnerOf(reinterpret_cast<void*>(named2)), 0)
+  EXPECT_EQ(ListRegionOf(reinterpret_cast<void*>(named2)), 0)
       << "before placement started, nothing is looked up";
   ASSERT_TRUE(StartPlacement());
-  EXPECT_EQ(ListOwnerOf(reinterpret_cast<void*>(named2)), NamedRegion(2));
-  EXPECT_EQ(ListOwnerOf(reinterpret_cast<void*>(uintptr_t{4096})), 0);
+  EXPECT_EQ(ListRegionOf(reinterpret_cast<void*>(named2)), NamedRegion(2));
+  EXPECT_EQ(ListRegionOf(reinterpret_cast<void*>(uintptr_t{4096})), 0);
   ClearOwners();
 }
 

@@ -77,7 +77,7 @@ TEST(RegionWindow, DisjointOneWindowEach) {
     RegionWindow(id, &begin, &end);
     EXPECT_GT(begin, prev_end) << id;
     EXPECT_EQ(begin % kCommitGranule, 0u);
-    EXPECT_NE(begin >> kSlotShift, (prev_end - 1) >> kSlotShift) << id;
+    EXPECT_NE(begin >> kSectorShift, (prev_end - 1) >> kSectorShift) << id;
     prev_end = end;
   }
   EXPECT_LE(prev_end, uintptr_t{81} << 40);
@@ -223,8 +223,8 @@ TEST(RegionGrow, ImpossibleRequestFailsCleanly) {
   EXPECT_EQ(GrowRegion(2, kMiB, &actual), nullptr) << "no such node";
 }
 
-// Slot 1's committed bytes and holes, for the tests below.
-RegionStats Slot1() {
+// Region 1's committed bytes and holes, for the tests below.
+RegionStats Region1() {
   RegionStats stats{};
   EXPECT_TRUE(GetRegionStats(1, &stats));
   return stats;
@@ -246,29 +246,29 @@ TEST(RegionReturn, HolesAreFilledFirstAndMerge) {
     ASSERT_EQ(actual, kG);
     memset(reinterpret_cast<void*>(p), 1, kG);
   }
-  const RegionStats start = Slot1();
+  const RegionStats start = Region1();
   ASSERT_EQ(start.holes, 0);
   ASSERT_EQ(MappingsIn(start.begin, start.end), 2);
 
   ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[1]), kG));
-  EXPECT_EQ(Slot1().holes, 1);
-  EXPECT_EQ(Slot1().committed, start.committed - kG);
+  EXPECT_EQ(Region1().holes, 1);
+  EXPECT_EQ(Region1().committed, start.committed - kG);
   EXPECT_EQ(MappingsIn(start.begin, start.end), 4) << "rw, hole, rw, reserved";
   ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2]), kG));
-  EXPECT_EQ(Slot1().holes, 1) << "a[1] and a[2] merge";
-  EXPECT_EQ(Slot1().committed, start.committed - 2 * kG);
+  EXPECT_EQ(Region1().holes, 1) << "a[1] and a[2] merge";
+  EXPECT_EQ(Region1().committed, start.committed - 2 * kG);
 
   size_t actual = 0;
   EXPECT_EQ(reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual)), a[1]);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual)), a[2]);
   memset(reinterpret_cast<void*>(a[1]), 2, 2 * kG);  // writable again
-  EXPECT_EQ(Slot1().holes, 0);
-  EXPECT_EQ(Slot1().committed, start.committed);
+  EXPECT_EQ(Region1().holes, 0);
+  EXPECT_EQ(Region1().committed, start.committed);
   EXPECT_EQ(MappingsIn(start.begin, start.end), 2);
 
   // The last range just shrinks the committed part; growth takes it back.
   ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[4]), kG));
-  EXPECT_EQ(Slot1().holes, 0);
+  EXPECT_EQ(Region1().holes, 0);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual)), a[4]);
   EXPECT_EQ(MappingsIn(start.begin, start.end), 2);
 }
@@ -288,7 +288,7 @@ TEST(RegionReturn, RefusesWhatItCannotTake) {
     p = reinterpret_cast<uintptr_t>(GrowRegion(1, kG, &actual));
     ASSERT_NE(p, 0u);
   }
-  const RegionStats start = Slot1();
+  const RegionStats start = Region1();
   const size_t page = getpagesize();
   void* const first = reinterpret_cast<void*>(a[0]);
   EXPECT_FALSE(ShrinkRegion(0, first, kG)) << "node 1's memory";
@@ -298,20 +298,20 @@ TEST(RegionReturn, RefusesWhatItCannotTake) {
   EXPECT_FALSE(ShrinkRegion(1, reinterpret_cast<void*>(a[0] + 1), page));
   EXPECT_FALSE(ShrinkRegion(1, first, page + 1));
   EXPECT_FALSE(ShrinkRegion(1, first, 0));
-  EXPECT_EQ(Slot1().committed, start.committed);
+  EXPECT_EQ(Region1().committed, start.committed);
 
   // Every other granule: kMaxHoles holes that cannot merge, then one more.
   for (int i = 0; i < kMaxHoles; ++i) {
     ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * i]), kG)) << i;
   }
-  EXPECT_EQ(Slot1().holes, kMaxHoles);
+  EXPECT_EQ(Region1().holes, kMaxHoles);
   EXPECT_FALSE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * kMaxHoles]), kG));
   EXPECT_FALSE(ShrinkRegion(1, first, kG)) << "already a hole";
-  EXPECT_EQ(Slot1().committed, start.committed - kMaxHoles * kG);
+  EXPECT_EQ(Region1().committed, start.committed - kMaxHoles * kG);
   EXPECT_LE(MappingsIn(start.begin, start.end), 2 + 2 * kMaxHoles);
   // Filling the gap between two holes merges them, and frees an entry.
   ASSERT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[1]), kG));
-  EXPECT_EQ(Slot1().holes, kMaxHoles - 1);
+  EXPECT_EQ(Region1().holes, kMaxHoles - 1);
   EXPECT_TRUE(ShrinkRegion(1, reinterpret_cast<void*>(a[2 * kMaxHoles]), kG));
 }
 

@@ -85,6 +85,16 @@ check_inputs() {
   fi
   [ "${#ships[@]}" = 0 ] || [ -n "$lab_nodes" ] || die "--ship is for --lab N (files for the guest)"
   [ "$accesses" = 0 ] || [ -n "$lab_nodes" ] || die "--accesses counts memory accesses in the NUMA lab: add --lab N"
+  case $pin in
+    '' | round-robin | none) ;;
+    *) die "--pin wants round-robin or none, got '$pin'" ;;
+  esac
+  case $stacks in
+    '' | node | creator) ;;
+    *) die "--stacks wants node or creator, got '$stacks'" ;;
+  esac
+  [ -z "$pin" ] || [ -n "$lab_nodes" ] || die "--pin places threads on the nodes of the NUMA lab: add --lab N"
+  [ -z "$stacks" ] || [ "$pin" = round-robin ] || die "--stacks says where a placed thread's stack goes: add --pin round-robin"
   [ -z "$llc_spec" ] || [ "$accesses" = 1 ] || die "--llc sets the cache model of --accesses: add --accesses"
   case $gate_metric in
     accesses.*) [ "$accesses" = 1 ] || die "--metric $gate_metric is counted by --accesses: add --lab N --accesses" ;;
@@ -152,10 +162,15 @@ run_args() {
   # The lab's placement recorder goes after the allocator (glibc: alone).
   [ -z "${PRELOAD_EXTRA:-}" ] || preload=${preload:+$preload:}$PRELOAD_EXTRA
   IFS=$'\t' read -r -a env <<<"${ALLOC_ENV[$i]}"
+  # --pin: the placement shim's settings, and where this allocator's code is.
+  if [ -n "$pin" ]; then
+    env=(PLACE_THREADS="$pin" PLACE_THREADS_STACKS="${stacks:-node}" "${env[@]}")
+    [ -z "${ALLOC_CODE[$i]}" ] || env=(PLACE_ALLOC_CODE="${ALLOC_CODE[$i]}" "${env[@]}")
+  fi
   # With --accesses the command runs inside a counting window of the lab's
   # plugin: lab-window (static, so no allocator is preloaded into it) opens
   # it, runs the command and closes it.
-  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- ${LAB_WINDOW:+"$LAB_WINDOW"} "${CMD[@]}")
+  RUN_ARGS=("$prefix" "$preload" "${env[@]}" "$@" -- ${LAB_WINDOW:+"$LAB_WINDOW"} ${PIN_EXEC[@]+"${PIN_EXEC[@]}"} "${CMD[@]}")
 }
 
 progress_line() { printf '%s: [%d/%d] rep %d/%d %s\n' compare "$1" "$total_runs" "$2" "$reps" "$3"; }
@@ -171,6 +186,26 @@ run_on_host() {
   done <"$out/runs.tsv"
 }
 
+# allocator_code_ranges: ALLOC_CODE, per allocator, what --pin's shim reports
+# as the allocator's code (PLACE_ALLOC_CODE): its library's file name, or for
+# glibc the offsets of malloc.c inside libc.so.6 (tools/compare.d/glibc-malloc-range;
+# empty, with a note, when libc's debug symbols are not installed).
+allocator_code_ranges() {
+  local i range=''
+  ALLOC_CODE=()
+  for i in "${!ALLOC_LABEL[@]}"; do
+    if [ -n "${ALLOC_LIB[$i]}" ]; then
+      ALLOC_CODE+=("$(basename "${ALLOC_LIB[$i]}")")
+      continue
+    fi
+    if [ -z "$range" ]; then
+      range=$("$REPO_ROOT/tools/compare.d/glibc-malloc-range" 2>"$out/glibc-range.err") ||
+        { note "glibc's allocator code is not split out: $(head -n1 "$out/glibc-range.err")"; range=-; }
+    fi
+    ALLOC_CODE+=("$([ "$range" = - ] || echo "libc.so.6@$range")")
+  done
+}
+
 # run_in_lab: every run in one guest of tools/numa-vm. The guest script holds
 # run_one itself; the run files come back as a base64 tar on the guest's
 # stdout, between marker lines. numa_maps_at_exit.so, preloaded after the
@@ -181,6 +216,17 @@ run_in_lab() {
   cc -O2 -shared -fPIC -o "$helper" "$REPO_ROOT/tools/compare.d/numa_maps_at_exit.c" ||
     die "cannot build tools/compare.d/numa_maps_at_exit.c"
   PRELOAD_EXTRA=$helper
+  if [ -n "$pin" ]; then
+    # The placement shim (tools/compare.d/place_threads.c) and the allocators' code ranges.
+    cc -O2 -shared -fPIC -o "$snap/place_threads.so" "$REPO_ROOT/tools/compare.d/place_threads.c" -ldl ||
+      die "cannot build tools/compare.d/place_threads.c"
+    PRELOAD_EXTRA=$helper:$snap/place_threads.so
+    # Exec'd on node 0 (the lab's CPU 0), so that the dynamic loader's work
+    # before the shim's constructor runs there too (busybox's static taskset:
+    # no allocator is loaded into it).
+    [ "$pin" = none ] || PIN_EXEC=(taskset -c 0)
+    allocator_code_ranges
+  fi
   local vm_args=(--timeout 1800)
   if [ "$accesses" = 1 ]; then
     LAB_WINDOW=lab-window
@@ -191,6 +237,18 @@ run_in_lab() {
     echo 'set -u'
     declare -f run_one
     printf 'mkdir -p %q/runs\n' "$guest"
+    if [ "$pin" = round-robin ]; then
+      # One run before the measured ones, outside any counting window: the
+      # first runs in a freshly booted guest find its memory unfragmented
+      # (huge pages for every first touch) and read several points apart
+      # from all later ones (docs/benchmarks.md, "The harness, measured").
+      local first
+      first=$(head -n1 "$out/runs.tsv" | cut -f4)
+      LAB_WINDOW='' run_args "$first" "$guest/warmup"
+      echo 'echo "compare: warm-up run (not counted)" >&2'
+      printf '%q ' run_one "${RUN_ARGS[@]}"
+      echo '|| true'
+    fi
     while IFS=$'\t' read -r k rep prefix i _; do
       run_args "$i" "$guest/$prefix" "COMPARE_NUMA_MAPS=$guest/$prefix.maps"
       # Shown as it happens (numa-vm --live-stderr), with the guest's clock.
@@ -225,8 +283,11 @@ split_windows() {
   windows=$(grep -c '^window ' "$out/accesses.txt" || true)
   [ "$windows" = "$total_runs" ] ||
     die "the access plugin counted $windows windows for $total_runs runs ($out/accesses.txt)"
+  # A window's own lines follow its window line: the split by code and
+  # memory (--pin), the hot instructions (hot=N).
   awk -v dir="$out" 'NR == FNR { prefix[NR] = $3; next }
-    $1 == "window" { print > (dir "/" prefix[++w] ".accesses"); close(dir "/" prefix[w] ".accesses") }' \
+    $1 == "window" { if (f) close(f); f = dir "/" prefix[++w] ".accesses"; num = $2; print > f; next }
+    f && $2 == num && $1 ~ /^(ranges|split|hot|verify)$/ { print > f }' \
     "$out/runs.tsv" "$out/accesses.txt"
 }
 

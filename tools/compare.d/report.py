@@ -182,22 +182,37 @@ def parse_placement(text):
     return {"processes": processes, "node_bytes": nodes} if processes else None
 
 
+def matrices(fields):
+    """accesses=A00:A01:... misses=... -> square matrices (row = vCPU's node)."""
+    flat = {k: [int(x) for x in fields[k].split(":")] for k in ("accesses", "misses")}
+    n = math.isqrt(len(flat["accesses"]))
+    return n, {k: [v[i * n:(i + 1) * n] for i in range(n)] for k, v in flat.items()}
+
+
 def parse_accesses(text):
     """The window line of the lab's access plugin for one run (tools/lab-plugin/numa_accesses.c):
     "window N accesses=A00:A01:... misses=... loads=L stores=S kernel=K io=I unknown=U",
-    matrices row-major, row = the vCPU's node, column = the page's node. None without one."""
+    matrices row-major, row = the vCPU's node, column = the page's node, and with --pin its
+    split by code and memory ("ranges N ...", "split N code=C mem=M accesses=... misses=...")
+    as split[C][M] = {accesses, llc_misses}. None without a window line."""
+    out = None
     for line in text.splitlines():
         words = line.split()
-        if not words or words[0] != "window":
+        if not words or words[0] not in ("window", "ranges", "split"):
             continue
         fields = dict(w.split("=", 1) for w in words[2:] if "=" in w)
-        flat = {k: [int(x) for x in fields[k].split(":")] for k in ("accesses", "misses")}
-        n = math.isqrt(len(flat["accesses"]))
-        matrix = {k: [v[i * n:(i + 1) * n] for i in range(n)] for k, v in flat.items()}
-        return {"window": int(words[1]), "nodes": n,
-                "accesses": matrix["accesses"], "llc_misses": matrix["misses"],
-                **{k: int(fields[k]) for k in ("loads", "stores", "kernel", "io", "unknown") if k in fields}}
-    return None
+        if words[0] == "window":
+            n, matrix = matrices(fields)
+            out = {"window": int(words[1]), "nodes": n,
+                   "accesses": matrix["accesses"], "llc_misses": matrix["misses"],
+                   **{k: int(fields[k]) for k in ("loads", "stores", "kernel", "io", "unknown") if k in fields}}
+        elif out and words[0] == "ranges":
+            out["ranges"] = {k: int(v) for k, v in fields.items()}
+        elif out and words[0] == "split":
+            _, matrix = matrices(fields)
+            out.setdefault("split", {}).setdefault(fields["code"], {})[fields["mem"]] = {
+                "accesses": matrix["accesses"], "llc_misses": matrix["misses"]}
+    return out
 
 
 def parse_access_model(text):
@@ -276,6 +291,63 @@ ACCESS_FIGURES = {
 }
 
 
+# The code and memory classes of the split (numa_accesses.c's print_split).
+SPLIT_CODE = ("alloc", "program")
+SPLIT_MEM = ("heap", "stack", "tls", "static", "readonly")
+SPLIT_FIGURES = {
+    "accesses.alloc.remote_share": ("%", "of the allocator's own accesses, on another node's memory"),
+    "accesses.alloc.llc_remote_share": ("%", "of the allocator's own LLC misses, to another node's memory"),
+    "accesses.program_heap.remote_share": ("%", "of the program's accesses to heap memory, remote"),
+    "accesses.program_heap.llc_remote_share": ("%", "of the program's LLC misses to heap memory, remote"),
+    "accesses.alloc.share": ("%", "of all accesses, made by the allocator's code"),
+}
+for _c in SPLIT_CODE:
+    for _m in SPLIT_MEM:
+        SPLIT_FIGURES[f"accesses.by.{_c}.{_m}.llc_remote"] = (
+            "%", f"of all LLC misses: remote ones by {_c} code to {_m} memory")
+        SPLIT_FIGURES[f"accesses.by.{_c}.{_m}.remote"] = (
+            "%", f"of all accesses: remote ones by {_c} code to {_m} memory")
+
+
+def remote(matrix):
+    return sum(map(sum, matrix)) - sum(matrix[i][i] for i in range(len(matrix)))
+
+
+def split_figures(a):
+    """The split by code and memory (--pin): shares inside a class, and each
+    (code, memory) cell's remote accesses and misses as % of the window's
+    (the cells add up to accesses.remote_share and llc_remote_share)."""
+    split = a.get("split")
+    if not split:
+        return {}
+    zero = [[0] * a["nodes"] for _ in range(a["nodes"])]
+
+    def total(code, mems, kind):
+        m = [row[:] for row in zero]
+        for mem in mems:
+            cell = split.get(code, {}).get(mem, {}).get(kind, zero)
+            for i, row in enumerate(cell):
+                for j, v in enumerate(row):
+                    m[i][j] += v
+        return m
+
+    out = {"accesses.alloc.remote_share": share(total("alloc", SPLIT_MEM, "accesses")),
+           "accesses.alloc.llc_remote_share": share(total("alloc", SPLIT_MEM, "llc_misses")),
+           "accesses.program_heap.remote_share": share(total("program", ["heap"], "accesses")),
+           "accesses.program_heap.llc_remote_share": share(total("program", ["heap"], "llc_misses"))}
+    all_accesses = sum(map(sum, a["accesses"]))
+    all_misses = sum(map(sum, a["llc_misses"]))
+    if all_accesses:
+        out["accesses.alloc.share"] = 100.0 * sum(map(sum, total("alloc", SPLIT_MEM, "accesses"))) / all_accesses
+    for c in SPLIT_CODE:
+        for m in SPLIT_MEM:
+            if all_accesses:
+                out[f"accesses.by.{c}.{m}.remote"] = 100.0 * remote(total(c, [m], "accesses")) / all_accesses
+            if all_misses:
+                out[f"accesses.by.{c}.{m}.llc_remote"] = 100.0 * remote(total(c, [m], "llc_misses")) / all_misses
+    return out
+
+
 def access_figures(run):
     """Per-run figures from the plugin's counts: all lower-is-better measures."""
     a = run["accesses"]
@@ -284,7 +356,8 @@ def access_figures(run):
     values = {"accesses.remote_share": share(a["accesses"]),
               "accesses.llc_remote_share": share(a["llc_misses"]),
               "accesses.count": sum(map(sum, a["accesses"])),
-              "accesses.llc_misses": sum(map(sum, a["llc_misses"]))}
+              "accesses.llc_misses": sum(map(sum, a["llc_misses"])),
+              **split_figures(a)}
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -309,7 +382,7 @@ def summarize(allocators, runs, lab_nodes):
     for run in runs:
         for name, value in access_figures(run).items():
             run["figures"][name] = value
-    for name, (unit, _) in ACCESS_FIGURES.items():
+    for name, (unit, _) in {**ACCESS_FIGURES, **SPLIT_FIGURES}.items():
         if any(name in r["figures"] for r in runs):
             catalogue[name] = {"unit": unit, "better": "lower", "kind": "measure", "source": "accesses"}
     info = {}

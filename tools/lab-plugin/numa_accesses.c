@@ -20,6 +20,11 @@
 //   verify=on          also count each access the slow way (no cached
 //                      translation, no shortcut in the cache model) and
 //                      report the accesses where the two disagree
+// Attribution: ranges the program reports from inside the window
+// (lab_window_range() of window.h: the allocator's code, stacks, TLS, static
+// data) split every window's counts by code (the allocator's instructions or
+// the program's) and by memory (heap, stack, TLS, static, read-only): "split"
+// lines (see print_split), printed when a window received any range.
 // Output: one "window N ..." line per closed window (see print_window), then
 // "end windows=N open=0|1" when QEMU exits. The vCPUs must run in one host
 // thread (-accel tcg,thread=single): the counters are not atomic, and one
@@ -40,8 +45,17 @@ enum {
   kMaxVcpus = 256,
   kDumpBuckets = 4096,
   kTlbEntries = 256,
-  kHotSlots = 1 << 16
+  kHotSlots = 1 << 16,
+  kMaxRanges = 1 << 14,
+  kMessageLoads = 10
 };
+// The memory classes of the split, by the kind of range an address lies in
+// (window.h's lab_range_kind); an address in no range is heap.
+enum { kMemHeap, kMemStack, kMemTls, kMemStatic, kMemReadonly, kMemClasses };
+static const char* const kMemNames[kMemClasses] = {"heap", "stack", "tls",
+                                                   "static", "readonly"};
+enum { kCodeProgram, kCodeAlloc, kCodeClasses };
+static const char* const kCodeNames[kCodeClasses] = {"program", "alloc"};
 // x86-64 user space lies below the canonical hole; the kernel above it.
 static const uint64_t kUserTop = 0x0000800000000000ull;
 static const uint64_t kDumpShift = 24;  // 16 MiB buckets
@@ -59,6 +73,21 @@ struct tlb_entry {
   uint64_t page;       // virtual page number
   uint64_t epoch;      // g.kernel_epoch when it was looked up
   uint64_t phys_page;  // the API's physical address of the page
+  uint64_t ranges;     // g.range_epoch when mem was found
+  int mem;             // the page's memory class, or -1: it holds a boundary
+};
+
+struct addr_range {
+  uint64_t begin, end;
+  int kind;  // lab_range_kind
+};
+
+// A message of lab_window_range() being received on one vCPU.
+struct message {
+  bool active;
+  int loads;
+  uint64_t page;
+  uint64_t chunk[kMessageLoads];
 };
 
 static struct {
@@ -93,7 +122,131 @@ static struct {
   uint64_t io;       // device memory, not RAM
   uint64_t unknown;  // RAM outside every node's range (or no translation)
   uint64_t buckets[kDumpBuckets];
+  // Attribution: the ranges reported in the open window, sorted by begin
+  // (memory kinds) and the allocator's code ranges apart; the counts split
+  // by [code class][memory class][vCPU's node][page's node].
+  struct addr_range mem_ranges[kMaxRanges];
+  int n_mem_ranges;
+  struct addr_range code_ranges[64];
+  int n_code_ranges;
+  uint64_t range_epoch;
+  uint64_t messages, bad_messages, dropped_ranges;
+  struct message rx[kMaxVcpus];
+  uint64_t split_accesses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
+  uint64_t split_misses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
 } g;
+
+// The index of the first memory range that begins after addr.
+static int first_after(uint64_t addr) {
+  int lo = 0, hi = g.n_mem_ranges;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (g.mem_ranges[mid].begin <= addr) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The memory class of an address: the kind of the range holding it. Memory
+// ranges do not overlap but may nest (a thread's TLS lies inside its stack
+// mapping): the innermost one, the last that starts at or before addr and
+// contains it, wins.
+static int mem_class(uint64_t addr) {
+  const int lo = first_after(addr);
+  for (int i = lo - 1; i >= 0 && lo - i <= 8; --i) {
+    const struct addr_range* r = &g.mem_ranges[i];
+    if (addr < r->end) {
+      switch (r->kind) {
+        case LAB_RANGE_STACK: return kMemStack;
+        case LAB_RANGE_TLS: return kMemTls;
+        case LAB_RANGE_STATIC: return kMemStatic;
+        case LAB_RANGE_READONLY: return kMemReadonly;
+      }
+    }
+  }
+  return kMemHeap;
+}
+
+// The class of a whole page, or -1 when a range boundary cuts it.
+static int page_class(uint64_t page) {
+  const uint64_t begin = page << 12, end = begin + 4096;
+  const int lo = first_after(begin);
+  if (lo < g.n_mem_ranges && g.mem_ranges[lo].begin < end) return -1;
+  for (int i = lo - 1; i >= 0 && lo - i <= 8; --i) {
+    if (g.mem_ranges[i].end > begin && g.mem_ranges[i].end < end) return -1;
+  }
+  return mem_class(begin);
+}
+
+static int code_class(uint64_t pc) {
+  for (int i = 0; i < g.n_code_ranges; ++i) {
+    if (pc >= g.code_ranges[i].begin && pc < g.code_ranges[i].end) {
+      return kCodeAlloc;
+    }
+  }
+  return kCodeProgram;
+}
+
+// A received range: memory kinds go into the sorted table (the same range
+// reported again, a reused thread stack, is kept once), code apart.
+static void add_range(int kind, uint64_t begin, uint64_t end) {
+  if (end <= begin || kind < LAB_RANGE_ALLOC_CODE || kind > LAB_RANGE_READONLY) {
+    ++g.bad_messages;
+    return;
+  }
+  if (kind == LAB_RANGE_ALLOC_CODE) {
+    if (g.n_code_ranges == (int)(sizeof(g.code_ranges) / sizeof(g.code_ranges[0]))) {
+      ++g.dropped_ranges;
+      return;
+    }
+    g.code_ranges[g.n_code_ranges++] = (struct addr_range){begin, end, kind};
+    return;
+  }
+  int i = g.n_mem_ranges;
+  while (i > 0 && g.mem_ranges[i - 1].begin > begin) --i;
+  for (int j = i - 1; j >= 0 && g.mem_ranges[j].begin == begin; --j) {
+    if (g.mem_ranges[j].end == end && g.mem_ranges[j].kind == kind) return;
+  }
+  if (g.n_mem_ranges == kMaxRanges) {
+    ++g.dropped_ranges;
+    return;
+  }
+  memmove(&g.mem_ranges[i + 1], &g.mem_ranges[i],
+          (size_t)(g.n_mem_ranges - i) * sizeof(g.mem_ranges[0]));
+  g.mem_ranges[i] = (struct addr_range){begin, end, kind};
+  ++g.n_mem_ranges;
+  ++g.range_epoch;
+}
+
+// One load of a message being received on vcpu; decodes the message after
+// the last one.
+static void receive(struct message* m, uint64_t vaddr) {
+  if (m->loads == 0) {
+    m->page = vaddr >> 12;
+  } else if ((vaddr >> 12) != m->page) {
+    m->active = false;  // something else ran between the marker and the loads
+    ++g.bad_messages;
+    return;
+  }
+  m->chunk[m->loads++] = vaddr & 0xfff;
+  if (m->loads < kMessageLoads) return;
+  m->active = false;
+  uint64_t x = 0, begin = 0, end = 0;
+  for (int i = 0; i < kMessageLoads - 1; ++i) x ^= m->chunk[i];
+  if (x != m->chunk[kMessageLoads - 1]) {
+    ++g.bad_messages;
+    return;
+  }
+  for (int i = 0; i < 4; ++i) {
+    begin |= m->chunk[1 + i] << (12 * i);
+    end |= m->chunk[5 + i] << (12 * i);
+  }
+  ++g.messages;
+  add_range((int)m->chunk[0], begin, end);
+}
 
 // hot=N: remote accesses and remote misses per (instruction address, vCPU
 // node, page node), in an open-addressing table (what does not fit is counted
@@ -157,6 +310,13 @@ static void reset_window(void) {
   if (g.hot) memset(g.hot_table, 0, sizeof(g.hot_table));
   g.hot_dropped = 0;
   g.loads = g.stores = g.kernel = g.io = g.unknown = g.mismatches = 0;
+  // Ranges describe the process the window runs.
+  g.n_mem_ranges = g.n_code_ranges = 0;
+  ++g.range_epoch;
+  g.messages = g.bad_messages = g.dropped_ranges = 0;
+  memset(g.rx, 0, sizeof(g.rx));
+  memset(g.split_accesses, 0, sizeof(g.split_accesses));
+  memset(g.split_misses, 0, sizeof(g.split_misses));
   // Every window starts cold, so that runs do not depend on earlier ones.
   for (int n = 0; n < g.nodes; ++n) {
     if (g.has_cpus[n]) llc_clear(&g.llc[n]);
@@ -170,6 +330,36 @@ static void print_matrix(const char* name, uint64_t m[kMaxNodes][kMaxNodes]) {
   for (int i = 0; i < g.nodes; ++i) {
     for (int j = 0; j < g.nodes; ++j) {
       fprintf(g.out, "%s%" PRIu64, (i || j) ? ":" : "", m[i][j]);
+    }
+  }
+}
+
+// "split N code=C mem=M accesses=... misses=..." (matrices as in the window
+// line) for every code class C (program, alloc) and memory class M (heap,
+// stack, tls, static, readonly) with an access, after "ranges N messages=R
+// bad=B dropped=D alloc_code=A stack=S ..." (how many ranges of each kind).
+static void print_split(void) {
+  int count[LAB_RANGE_READONLY + 1] = {0};
+  for (int i = 0; i < g.n_mem_ranges; ++i) ++count[g.mem_ranges[i].kind];
+  fprintf(g.out,
+          "ranges %" PRIu64 " messages=%" PRIu64 " bad=%" PRIu64
+          " dropped=%" PRIu64 " alloc_code=%d stack=%d tls=%d static=%d"
+          " readonly=%d\n",
+          g.window, g.messages, g.bad_messages, g.dropped_ranges,
+          g.n_code_ranges, count[LAB_RANGE_STACK], count[LAB_RANGE_TLS],
+          count[LAB_RANGE_STATIC], count[LAB_RANGE_READONLY]);
+  for (int c = 0; c < kCodeClasses; ++c) {
+    for (int m = 0; m < kMemClasses; ++m) {
+      uint64_t any = 0;
+      for (int i = 0; i < g.nodes; ++i) {
+        for (int j = 0; j < g.nodes; ++j) any |= g.split_accesses[c][m][i][j];
+      }
+      if (!any) continue;
+      fprintf(g.out, "split %" PRIu64 " code=%s mem=%s", g.window,
+              kCodeNames[c], kMemNames[m]);
+      print_matrix("accesses", g.split_accesses[c][m]);
+      print_matrix("misses", g.split_misses[c][m]);
+      fprintf(g.out, "\n");
     }
   }
 }
@@ -191,6 +381,7 @@ static void print_window(void) {
             g.mismatches);
   }
   if (g.hot) print_hot();
+  if (g.messages || g.bad_messages) print_split();
   if (g.dump) {
     for (int b = 0; b < kDumpBuckets; ++b) {
       if (g.buckets[b] == 0) continue;
@@ -202,7 +393,13 @@ static void print_window(void) {
 }
 
 static void on_marker(unsigned int vcpu, void* userdata) {
-  (void)vcpu;
+  if (userdata == (void*)3) {
+    // A range follows, in the addresses of this vCPU's next loads.
+    if (g.open && vcpu < (unsigned)g.vcpus) {
+      g.rx[vcpu] = (struct message){.active = true};
+    }
+    return;
+  }
   if (userdata == (void*)1) {
     // An open inside an open window restarts it: the last one counts.
     g.open = true;
@@ -267,11 +464,16 @@ static bool llc_miss(int cpu_node, uint64_t phys, unsigned size, bool store) {
 // g.kernel_epoch as it starts. With all vCPUs in one host thread no user
 // access can fall between a kernel block and the change it makes.
 static bool translate(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
-                      uint64_t* phys) {
+                      uint64_t* phys, int* mem) {
   const uint64_t page = vaddr >> 12;
   struct tlb_entry* e = &g.tlb[vcpu][page & (kTlbEntries - 1)];
   if (e->page == page && e->epoch == g.kernel_epoch) {
     *phys = e->phys_page | (vaddr & 0xfff);
+    if (e->ranges != g.range_epoch) {
+      e->ranges = g.range_epoch;
+      e->mem = page_class(page);
+    }
+    *mem = e->mem >= 0 ? e->mem : mem_class(vaddr);
     return true;
   }
   struct qemu_plugin_hwaddr* hw = qemu_plugin_get_hwaddr(info, vaddr);
@@ -287,6 +489,9 @@ static bool translate(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
   e->page = page;
   e->epoch = g.kernel_epoch;
   e->phys_page = *phys & ~(uint64_t)0xfff;
+  e->ranges = g.range_epoch;
+  e->mem = page_class(page);
+  *mem = e->mem >= 0 ? e->mem : mem_class(vaddr);
   return true;
 }
 
@@ -303,6 +508,11 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     ++g.unknown;
     return;
   }
+  if (g.rx[vcpu].active) {
+    // A range message's loads are the harness talking, not the program.
+    receive(&g.rx[vcpu], vaddr);
+    return;
+  }
   const bool store = qemu_plugin_mem_is_store(info);
   if (store) {
     ++g.stores;
@@ -310,7 +520,8 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     ++g.loads;
   }
   uint64_t phys;
-  if (!translate(vcpu, info, vaddr, &phys)) return;
+  int mem;
+  if (!translate(vcpu, info, vaddr, &phys, &mem)) return;
   if (g.dump && (phys >> kDumpShift) < kDumpBuckets) {
     ++g.buckets[phys >> kDumpShift];
   }
@@ -324,6 +535,9 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   const bool miss = llc_miss(cpu_node, phys, size, store);
   ++g.accesses[cpu_node][page_node];
   if (miss) ++g.misses[cpu_node][page_node];
+  const int code = code_class((uint64_t)(uintptr_t)userdata);
+  ++g.split_accesses[code][mem][cpu_node][page_node];
+  if (miss) ++g.split_misses[code][mem][cpu_node][page_node];
   if (g.hot && page_node != cpu_node) {
     hot_count((uint64_t)(uintptr_t)userdata, cpu_node, page_node, miss);
   }
@@ -369,6 +583,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
     } else if (is_marker(insn, LAB_WINDOW_CLOSE_DISP)) {
       qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
                                              QEMU_PLUGIN_CB_NO_REGS, (void*)2);
+    } else if (is_marker(insn, LAB_WINDOW_RANGE_DISP)) {
+      qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
+                                             QEMU_PLUGIN_CB_NO_REGS, (void*)3);
     }
     // The instruction's address travels with each access, for hot=N.
     qemu_plugin_register_vcpu_mem_cb(

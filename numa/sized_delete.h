@@ -1,0 +1,64 @@
+// Sized delete (tc_free_sized: operator delete with a size, free_sized) when
+// the size alone cannot say where an object goes back: with node classes the
+// size names the class but not the owner node, and once the program places
+// memory (numa/placed.h) any pointer may be placed memory, which thread
+// caches never hold. SizedFreeNeedsOwner (numa/numa.h) says when that is;
+// tc_free_sized then calls FreeSized instead of taking vanilla's path.
+//
+// FreeSized keeps the common case as cheap as vanilla's: an object of the
+// thread's own node (one subtract and compare against the part of its
+// node's region the cache knows) goes onto the thread's own list with the
+// class the size gives. Anything else takes the unsized path, which reads
+// the owner from the page map.
+//
+// Included by tcmalloc.cc alone, so that FreeSized inlines into
+// tc_free_sized. Compiled only inside
+// the patched gperftools tree, as src/numa/sized_delete.h.
+#ifndef NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
+#define NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "gperftools/tcmalloc.h"
+#include "numa/numa.h"
+#include "numa/thread_cache_nodes.h"
+#include "static_vars.h"
+#include "thread_cache.h"
+#include "thread_cache_ptr.h"
+
+namespace tcmalloc {
+namespace numa {
+
+// Not the thread's own node's object, or no thread cache, or a size with no
+// class: the unsized path, after the cache learned how far its node's region
+// has grown (a grown region is soon known).
+ATTRIBUTE_NOINLINE inline void FreeSizedElsewhere(void* ptr) {
+  if (ThreadCache* cache = ThreadCachePtr::GetIfPresent()) {
+    ThreadCacheNodes::RefreshLocalRange(cache);
+  }
+  tc_free(ptr);
+}
+
+// `ptr`, of `size` bytes, or null. A sampled allocation is page-aligned and
+// never small: vanilla does not trust the size for those, nor does this.
+ALWAYS_INLINE void FreeSized(void* ptr, size_t size) {
+  ThreadCache* cache = ThreadCachePtr::GetIfPresent();
+  uint32_t cl;
+  if (PREDICT_TRUE(cache != nullptr) &&
+      PREDICT_TRUE(ThreadCacheNodes::IsLocal(cache, ptr)) &&
+#ifndef NO_TCMALLOC_SAMPLES
+      (reinterpret_cast<uintptr_t>(ptr) & (kPageSize - 1)) != 0 &&
+#endif
+      Static::sizemap()->GetSizeClass(size, &cl)) {
+    ThreadCacheNodes::DeallocateLocal(cache, ptr, cl);
+    return;
+  }
+  FreeSizedElsewhere(ptr);
+}
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#endif  // NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
