@@ -61,12 +61,19 @@ bool ApplyBinding(void* start, size_t len, const Binding& b, KernelCaps* caps,
     // know the call): ask no more. Anything else concerns this range only.
     if (h == -ENOSYS || h == -EPERM) {
       __atomic_store_n(&caps->home_node, false, __ATOMIC_RELAXED);
+      if (h == -EPERM) {
+        __atomic_store_n(&c->home_node_refused, EPERM, __ATOMIC_RELAXED);
+      }
     }
   }
   return true;
 }
 
-bool ProbeHomeNode(int node) { return SetHomeNode(nullptr, 0, node) == 0; }
+bool ProbeHomeNode(int node, int* err) {
+  const long r = SetHomeNode(nullptr, 0, node);
+  if (r != 0 && err != nullptr) *err = static_cast<int>(-r);
+  return r == 0;
+}
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -20,6 +20,7 @@ struct BindCounters {
   uint64_t failures;  // of those, refused (by the kernel, or a bad node id)
   uint64_t skipped;   // requests a fake topology turned into no-ops
   int last_errno;     // errno of the latest failure, 0 if none
+  int home_node_refused;  // errno of a refused set_mempolicy_home_node
 };
 
 // Applies `b` to [start, start+len). !b.apply is a no-op returning true. An
@@ -33,7 +34,8 @@ bool ApplyBinding(void* start, size_t len, const Binding& b, KernelCaps* caps,
 
 // True if the kernel has set_mempolicy_home_node (Linux 5.17): a zero-length
 // call, which checks its arguments and changes nothing. `node` must be online.
-bool ProbeHomeNode(int node);
+// If not, *err (if given) holds the errno (ENOSYS: too old; EPERM: refused).
+bool ProbeHomeNode(int node, int* err = nullptr);
 
 inline uint64_t LoadCounter(const uint64_t* v) {
   return __atomic_load_n(v, __ATOMIC_RELAXED);

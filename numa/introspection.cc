@@ -7,9 +7,11 @@
 
 #include "central_freelist.h"
 #include "internal_logging.h"
+#include "numa/mempolicy.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/region.h"
+#include "numa/reuse_witness.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -76,6 +78,10 @@ size_t PlacedListBytes(int region) {
   return r != nullptr ? r->free_bytes(region) : 0;
 }
 
+unsigned long long CountOf(Counter c) {
+  return static_cast<unsigned long long>(CounterValue(c));
+}
+
 struct CounterName {
   const char* name;
   Counter counter;
@@ -88,10 +94,55 @@ constexpr CounterName kCounters[] = {
     {"idle_drained_objects", Counter::kIdleDrainedObjects},
     {"borrowed_objects", Counter::kBorrowedObjects},
     {"released_for_reuse", Counter::kReleasedForReuse},
+    {"witnessed_returns", Counter::kWitnessedReturns},
 };
 
-unsigned long long CountOf(Counter c) {
-  return static_cast<unsigned long long>(CounterValue(c));
+// tcmalloc.numa.refused_<call>: the errno the kernel refused it with.
+struct RefusalProperty {
+  const char* name;
+  int Refusals::*call;
+};
+constexpr RefusalProperty kRefusals[] = {
+    {"refused_get_mempolicy", &Refusals::get_mempolicy},
+    {"refused_mbind", &Refusals::mbind},
+    {"refused_set_mempolicy_home_node", &Refusals::home_node},
+    {"refused_move_pages", &Refusals::move_pages},
+};
+
+// One line per call the kernel refused, and what the layer gave up for it;
+// nothing when none was.
+void DumpRefusals(TCMalloc_Printer* out) {
+  const Refusals r = RefusedCalls();
+  if (r.get_mempolicy != 0) {
+    const char* mems = MemsSource();
+    out->printf(
+        "NUMA refused get_mempolicy (%s): memory nodes read from %s; task "
+        "policy taken as the default\n",
+        RefusalName(r.get_mempolicy), mems != nullptr ? mems : "files");
+  }
+  if (r.mbind != 0) {
+    out->printf(
+        "NUMA refused mbind (%s): nothing bound (memory-only nodes left out, "
+        "all memory placed by first touch); tc_numa_malloc_onnode and "
+        "tc_numa_malloc_interleaved fail with EPERM\n",
+        RefusalName(r.mbind));
+  }
+  if (r.home_node != 0) {
+    out->printf(
+        "NUMA refused set_mempolicy_home_node (%s): membind ranges fill "
+        "from the faulting CPU's node\n",
+        RefusalName(r.home_node));
+  }
+  if (r.move_pages != 0) {
+    out->printf(
+        "NUMA refused move_pages (%s): large blocks judged by the heap's "
+        "notes, not the kernel's page nodes (%llu so far, %llu unnoted)\n",
+        RefusalName(r.move_pages), CountOf(Counter::kWitnessedReturns),
+        static_cast<unsigned long long>(UnnotedBlocks()));
+  }
+  if (const char* cpus = CpusSource()) {
+    out->printf("NUMA CPUs: those of %s\n", cpus);
+  }
 }
 
 }  // namespace
@@ -191,6 +242,12 @@ bool GetNumaProperty(const char* name, size_t* value) {
       return true;
     }
   }
+  for (const RefusalProperty& c : kRefusals) {
+    if (strcmp(key, c.name) == 0) {
+      *value = static_cast<size_t>(RefusedCalls().*c.call);
+      return true;
+    }
+  }
   if (GetPlacedProperty(key, value)) return true;
 
   if (strncmp(key, kNodePrefix, sizeof(kNodePrefix) - 1) != 0) return false;
@@ -253,6 +310,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
     if (!PlacementStarted()) return;
     out->printf("------------------------------------------------\n");
     out->printf("NUMA: layer inactive; memory placed by the program:\n");
+    DumpRefusals(out);
     DumpPlacedStats(out);
     return;
   }
@@ -270,6 +328,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       static_cast<unsigned long long>(MbindFailures()),
       static_cast<unsigned long long>(RegionFailures()),
       CountOf(Counter::kReleasedForReuse));
+  DumpRefusals(out);
   out->printf(
       "NUMA small objects: %d CPU nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "
@@ -306,6 +365,7 @@ void MaybePrintNumaStatsAtExit() {
     DumpNumaStats(&printer);
   } else {
     printer.printf("NUMA: inactive (one node heap)\n");
+    DumpRefusals(&printer);
   }
   ssize_t unused = write(STDERR_FILENO, buffer, strlen(buffer));
   (void)unused;

@@ -24,7 +24,11 @@ namespace numa {
 //   tcmalloc.numa.migration_flushed_objects, tcmalloc.numa.rerouted_objects,
 //   tcmalloc.numa.node<N>.pageheap_{system,free,unmapped}_bytes,
 //   tcmalloc.numa.node<N>.central_cache_free_bytes,
-//   tcmalloc.numa.region_failures,
+//   tcmalloc.numa.region_failures, tcmalloc.numa.released_for_reuse,
+//   tcmalloc.numa.witnessed_returns,
+//   tcmalloc.numa.refused_{get_mempolicy,mbind,set_mempolicy_home_node,
+//   move_pages} (the errno the kernel refused the call with, 0 if it did
+//   not: answered by any process),
 //   tcmalloc.numa.node<N>.region_{begin,end} (the address window the node
 //   owns), tcmalloc.numa.node<N>.region_{reserved,committed}_bytes,
 //   and of memory the program placed (numa/placed.h), answered by any

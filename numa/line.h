@@ -49,6 +49,14 @@ class Line {
   // still goes out, cut short).
   bool ok() const { return !overflow_; }
   const char* c_str() const { return buf_; }
+  size_t size() const { return len_; }
+  // Keeps the first `n` characters (n <= size()): a path's parent.
+  void Truncate(size_t n) {
+    if (n < len_) {
+      len_ = n;
+      buf_[n] = '\0';
+    }
+  }
 
   // The line and a newline on stderr, in one write(2) so that concurrent
   // writers cannot split it.

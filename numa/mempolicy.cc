@@ -2,6 +2,7 @@
 // one decision of a range's policy (numa/mempolicy.h).
 #include "numa/mempolicy.h"
 
+#include <errno.h>
 #include <linux/mempolicy.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -26,29 +27,52 @@ uint64_t Low64(const unsigned long* mask) {
 
 }  // namespace
 
-bool QueryAllowedMems(uint64_t* allowed) {
+bool QueryAllowedMems(uint64_t* allowed, int* err) {
   unsigned long mask[kMaskLongs];
   memset(mask, 0, sizeof(mask));
   // maxnode is one more than the bits provided: the kernel copies maxnode - 1.
   long r = RawSyscall(SYS_get_mempolicy, 0, reinterpret_cast<long>(mask),
                       8 * sizeof(mask) + 1, 0, MPOL_F_MEMS_ALLOWED);
-  if (r != 0) return false;
+  if (r != 0) {
+    if (err != nullptr) *err = static_cast<int>(-r);
+    return false;
+  }
   *allowed = Low64(mask);
   return true;
 }
 
-bool QueryTaskPolicy(int* mode, uint64_t* nodes) {
+bool QueryTaskPolicy(int* mode, uint64_t* nodes, int* err) {
   unsigned long mask[kMaskLongs];
   memset(mask, 0, sizeof(mask));
   int m = -1;
   long r = RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(&m),
                       reinterpret_cast<long>(mask), 8 * sizeof(mask) + 1, 0, 0);
-  if (r != 0) return false;
+  if (r != 0) {
+    if (err != nullptr) *err = static_cast<int>(-r);
+    return false;
+  }
   bool no_nodes = true;
   for (unsigned long word : mask) no_nodes = no_nodes && word == 0;
   *mode = NormalizeTaskMode(m & ~MPOL_MODE_FLAGS, no_nodes);
   *nodes = Low64(mask);
   return true;
+}
+
+bool IsRefusal(int err) {
+  return err == EPERM || err == EACCES || err == ENOSYS;
+}
+
+const char* RefusalName(int err) {
+  switch (err) {
+    case EPERM:
+      return "EPERM";
+    case EACCES:
+      return "EACCES";
+    case ENOSYS:
+      return "ENOSYS";
+    default:
+      return "refused";
+  }
 }
 
 int NormalizeTaskMode(int mode, bool no_nodes) {
@@ -109,8 +133,14 @@ Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps) {
       usable, -1};
 }
 
-bool ProbeWeightedInterleave() {
-  return RawSyscall(SYS_mbind, 0, 0, kMpolWeightedInterleave, 0, 0, 0) == 0;
+bool ProbeWeightedInterleave(int* err) {
+  const long r = RawSyscall(SYS_mbind, 0, 0, kMpolWeightedInterleave, 0, 0, 0);
+  if (r != 0 && err != nullptr) *err = static_cast<int>(-r);
+  return r == 0;
+}
+
+int ProbeMbind() {
+  return static_cast<int>(-RawSyscall(SYS_mbind, 0, 0, MPOL_DEFAULT, 0, 0, 0));
 }
 
 }  // namespace numa

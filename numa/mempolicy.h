@@ -27,13 +27,23 @@ namespace tcmalloc {
 namespace numa {
 
 // The process's allowed memory nodes (cpuset) via
-// get_mempolicy(MPOL_F_MEMS_ALLOWED). False if the kernel refused.
-bool QueryAllowedMems(uint64_t* allowed);
+// get_mempolicy(MPOL_F_MEMS_ALLOWED). False if the kernel refused; then
+// *err (if given) holds its errno.
+bool QueryAllowedMems(uint64_t* allowed, int* err = nullptr);
 
 // The calling thread's memory policy via get_mempolicy(flags 0): the mode
 // (MPOL_DEFAULT, MPOL_BIND, ...; mode flags stripped, NormalizeTaskMode
-// applied) and its nodes. False if the kernel refused.
-bool QueryTaskPolicy(int* mode, uint64_t* nodes);
+// applied) and its nodes. False if the kernel refused; then *err (if given)
+// holds its errno.
+bool QueryTaskPolicy(int* mode, uint64_t* nodes, int* err = nullptr);
+
+// True when `err` is a refusal of the call itself, not of its arguments:
+// EPERM (a seccomp filter, as every container's default profile for the
+// memory-policy calls), EACCES, or ENOSYS (a filter's other answer, or a
+// kernel without NUMA). The layer then does without the call.
+bool IsRefusal(int err);
+// Its name for messages: "EPERM", "EACCES", "ENOSYS", else "refused".
+const char* RefusalName(int err);
 
 // The mode as the layer must read it. Kernels before 5.14 store "local
 // allocation" (numactl --localalloc, set_mempolicy(MPOL_LOCAL)) as
@@ -104,8 +114,13 @@ Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
 Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps);
 
 // True if the kernel knows MPOL_WEIGHTED_INTERLEAVE: a zero-length mbind,
-// which checks the mode and changes nothing.
-bool ProbeWeightedInterleave();
+// which checks the mode and changes nothing. If not, *err (if given) holds
+// the errno: EINVAL (a kernel before 6.9), or a refusal of mbind itself.
+bool ProbeWeightedInterleave(int* err = nullptr);
+
+// 0 if the kernel lets the process mbind, else its errno: a zero-length
+// mbind(MPOL_DEFAULT), which changes nothing.
+int ProbeMbind();
 
 }  // namespace numa
 }  // namespace tcmalloc

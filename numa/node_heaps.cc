@@ -14,6 +14,7 @@
 #include "internal_logging.h"
 #include "numa/numa.h"
 #include "numa/placement.h"
+#include "numa/reuse_witness.h"
 #include "numa/sparse_memory.h"
 #include "static_vars.h"
 #include "system-alloc.h"
@@ -211,6 +212,20 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
   return align_pages != 0 ? heap->NewAligned(n, align_pages) : heap->New(n);
 }
 
+// Notes a large block of a first-touch node as the calling thread (on
+// `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
+static void NoteLargeHandOut(const Span* span, int node) {
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  if (bytes < kMinReuseCheckBytes || !FirstTouchNode(OwnerOf(start).node)) {
+    return;
+  }
+  HandOut h;
+  if (!ObserveHandOut(start, bytes, node, &h)) return;  // all present
+  SpinLockHolder l(Static::pageheap_lock());
+  NoteHandOut(h);
+}
+
 static Span* NewForThisThread(Length n, Length align_pages) {
   const int node = CurrentNode();
   const int saved_errno = errno;  // a borrowed success leaves errno alone
@@ -227,6 +242,7 @@ static Span* NewForThisThread(Length n, Length align_pages) {
     }
   }
   errno = span != nullptr ? saved_errno : ENOMEM;
+  if (span != nullptr && ReuseByWitness()) NoteLargeHandOut(span, node);
   return span;
 }
 
@@ -271,11 +287,21 @@ bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
       bytes < kMinReuseCheckBytes || !FirstTouchNode(heap->numa_region_)) {
     return false;
   }
-  PageSample sample;
-  if (!SamplePages(static_cast<uintptr_t>(span->start) << kPageShift, bytes,
-                   KernelId(heap->numa_region_), &sample) ||
-      !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
-    return false;
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  if (ReuseByWitness()) {
+    // Without move_pages: what was noted when the block went out.
+    ReuseWitness w;
+    if (TakeWitness(start, bytes, heap->numa_region_, &w)) {
+      AddToCounter(Counter::kWitnessedReturns, 1);
+    }
+    if (!WitnessSaysRelease(w)) return false;
+    NoteRelease(start);
+  } else {
+    PageSample sample;
+    if (!SamplePages(start, bytes, KernelId(heap->numa_region_), &sample) ||
+        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
+      return false;
+    }
   }
   AddToCounter(Counter::kReleasedForReuse, 1);
   return true;

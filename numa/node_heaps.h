@@ -83,8 +83,10 @@ class NodeHeaps {
   // be released (decommitted) before it serves again. Fresh memory is placed
   // where it is first written, so a block's pages lie where its writers ran,
   // not always on `heap`'s node; a sample of them (one move_pages call) finds
-  // how many lie elsewhere (policy.h, TooManyPagesElsewhere). Released, the
-  // block's next writer on this node faults its pages in here. Only blocks of
+  // how many lie elsewhere (policy.h, TooManyPagesElsewhere), or, where the
+  // kernel refuses move_pages, what New noted when it handed the block out
+  // (numa/reuse_witness.h, WitnessSaysRelease). Released, the block's next
+  // writer on this node faults its pages in here. Only blocks of
   // kMinReuseCheckBytes or more, of nodes left to first touch
   // (FirstTouchNode), are checked.
   static bool ReleaseBeforeReuse(const PageHeap* heap,

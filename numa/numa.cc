@@ -2,17 +2,22 @@
 // the layer is on; after that every call is a few loads from State.
 #include "numa/numa.h"
 
+#include <errno.h>
 #include <linux/mempolicy.h>
 #include <string.h>
 #include <sys/syscall.h>
 
 #include "numa/bind.h"
 #include "numa/config.h"
+#include "numa/cpuset.h"
 #include "numa/current_cpu.h"
 #include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/numa_testing.h"
+#include "numa/parse.h"
+#include "numa/placement.h"
 #include "numa/region.h"
+#include "numa/reuse_witness.h"
 #include "numa/syscall.h"
 #include "numa/topology.h"
 
@@ -38,8 +43,16 @@ struct State {
   int num_nodes;
   int cpu_nodes;  // with small-object lists (NumCpuNodes)
   // Nodes whose fresh memory `local` leaves to first touch: CPU nodes that
-  // serve only their own CPUs.
+  // serve only their own CPUs (all CPU nodes when mbind is refused).
   uint64_t first_touch_nodes;
+  // Proxies left to first touch because mbind is refused (NodeHoldsItsMemory).
+  uint64_t unbound_proxies;
+  Refusals refused;
+  bool witness;  // ReuseByWitness
+  // MemsSource, CpusSource ("" for none). Plain arrays, not Lines: State
+  // must need no constructor.
+  char mems_source[256];
+  char cpus_source[256];
   uint64_t counters_by_kind[static_cast<int>(Counter::kNumCounters)];
   BindCounters counters;
   // Decided at Init; BindRange hands them to DecideBinding. `caps` may lose
@@ -103,8 +116,13 @@ void Activate() {
   const int cpu_nodes = NumberNodes(s.topo, &s);
   s.num_nodes = PopCount(s.topo.usable);
   for (int node = 0; node < cpu_nodes; ++node) {
+    const uint64_t bit = uint64_t{1} << node;
     if (!((s.topo.proxies >> s.kernel_id[node]) & 1)) {
-      s.first_touch_nodes |= uint64_t{1} << node;
+      s.first_touch_nodes |= bit;
+    } else if (s.refused.mbind != 0) {
+      // Nothing can bind it: its own and the proxied CPUs' threads place it.
+      s.first_touch_nodes |= bit;
+      s.unbound_proxies |= bit;
     }
   }
   s.active = true;  // ReserveRegions binds through BindRange
@@ -126,14 +144,79 @@ void Activate() {
       .WriteToStderr();
 }
 
-// What Init learns from the kernel (get_mempolicy), or a test's stand-in.
+// What Init learns from the kernel (get_mempolicy, probes), or a test's
+// stand-in.
 struct KernelView {
   bool from_kernel;       // true: ask the kernel; false: use the fields
   uint64_t allowed;       // cpuset mems_allowed
   int policy;             // the thread's memory policy mode
   uint64_t policy_nodes;  // and its nodes
   bool home_node;         // set_mempolicy_home_node is available
+  // Where /proc/self/{status,cgroup,mountinfo} and the cgroup2 mount are:
+  // "" for the real ones, a fake tree in tests.
+  const char* proc_root;
+  // Tests: the errno get_mempolicy, mbind and move_pages are refused with.
+  int get_mempolicy_errno;
+  int mbind_errno;
+  int move_pages_errno;
 };
+
+// The cpuset's memory nodes without get_mempolicy (refused with `err`):
+// /proc/self/status, else the cgroup's cpuset.mems.effective. False (one
+// line on stderr) if neither can be read.
+bool ReadMemsFromFiles(const char* proc_root, int err, uint64_t* mems,
+                       Line* where) {
+  FileRead r = ReadStatusMems(proc_root, mems, where);
+  if (r == FileRead::kMissing) r = ReadCgroupMems(proc_root, mems, where);
+  if (r == FileRead::kFound) return true;
+  Line()
+      .Add("tcmalloc: NUMA layer off: get_mempolicy is refused (")
+      .Add(RefusalName(err))
+      .Add(r == FileRead::kMalformed
+               ? ") and this file is malformed: "
+               : ") and no file names the cpuset's memory nodes: ")
+      .Add(r == FileRead::kMalformed ? where->c_str() : "/proc/self/status")
+      .WriteToStderr();
+  return false;
+}
+
+// The cgroup's CPUs into *cpus; false if the layer must stay off (a
+// malformed file: said on stderr). *bound is set when a file was found.
+bool ReadCpuBound(const char* proc_root, CpuMask* cpus, bool* bound,
+                  Line* where) {
+  const FileRead r = ReadCgroupCpus(proc_root, cpus, where);
+  *bound = r == FileRead::kFound;
+  if (r != FileRead::kMalformed) return true;
+  Line()
+      .Add("tcmalloc: NUMA layer off: cannot parse ")
+      .Add(where->c_str())
+      .WriteToStderr();
+  return false;
+}
+
+// What the kernel refuses of what the layer would call, from a real
+// kernel's answers or a test's. A refused mbind costs the layer its bindings:
+// memory-only nodes (nobody there writes them first) are left out, and
+// TCMALLOC_NUMA_POLICY=preferred|bind falls back to first touch, said once.
+void ProbeRefusals(const KernelView& view, BindPolicy* policy) {
+  State& s = g_state;
+  s.refused.mbind = view.from_kernel ? ProbeMbind() : view.mbind_errno;
+  if (!IsRefusal(s.refused.mbind)) s.refused.mbind = 0;
+  s.refused.move_pages =
+      view.from_kernel ? ProbeMovePages() : view.move_pages_errno;
+  if (!IsRefusal(s.refused.move_pages)) s.refused.move_pages = 0;
+  if (s.refused.mbind == 0) return;
+  s.topo.memory &= s.topo.with_cpus;
+  if (*policy == BindPolicy::kLocal) return;
+  Line()
+      .Add("tcmalloc: TCMALLOC_NUMA_POLICY=")
+      .Add(*policy == BindPolicy::kBind ? "bind" : "preferred")
+      .Add(" needs mbind, which the kernel refuses (")
+      .Add(RefusalName(s.refused.mbind))
+      .Add(": a container's seccomp profile?); using local")
+      .WriteToStderr();
+  *policy = BindPolicy::kLocal;
+}
 
 // Keeps what DecideBinding needs: the task policy (a membind set narrowed to
 // the usable nodes, the ones the heaps know) and, only when a binding could
@@ -146,9 +229,11 @@ void RecordTaskPolicy(const KernelView& view, BindPolicy policy) {
   s.task.nodes &= s.topo.usable;
   // `local` binds memory-only nodes as `preferred` does.
   if (policy == BindPolicy::kBind || PopCount(s.task.nodes) < 2) return;
+  int err = 0;
   s.caps.home_node = view.from_kernel
-                         ? ProbeHomeNode(__builtin_ctzll(s.task.nodes))
+                         ? ProbeHomeNode(__builtin_ctzll(s.task.nodes), &err)
                          : view.home_node;
+  if (err == EPERM) s.refused.home_node = err;
 }
 
 // ApplyBinding may clear home_node from another thread's bind.
@@ -179,12 +264,35 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
     return;
   }
 
-  if (view.from_kernel && !QueryAllowedMems(&view.allowed)) return;
+  // The cpuset's memory nodes: get_mempolicy first, so that the common
+  // single-socket case costs one call; files only when it is refused.
+  int refused = view.get_mempolicy_errno;
+  if (view.from_kernel && !QueryAllowedMems(&view.allowed, &refused) &&
+      !IsRefusal(refused)) {
+    return;
+  }
+  if (refused != 0) {
+    s.refused.get_mempolicy = refused;
+    Line where;
+    if (!ReadMemsFromFiles(view.proc_root, refused, &view.allowed, &where)) {
+      return;
+    }
+    StrCopy(s.mems_source, sizeof(s.mems_source), where.c_str());
+  }
   // One allowed node (the common single-socket case): one get_mempolicy is
   // all auto mode costs; sysfs is not read.
   if (config.mode == Mode::kAuto && PopCount(view.allowed) < 2) return;
-  if (view.from_kernel && !QueryTaskPolicy(&view.policy, &view.policy_nodes)) {
-    return;
+  if (s.refused.get_mempolicy != 0) {
+    // Unreadable: the default policy, which the kernel applies to a
+    // container's processes unless something set another.
+    view.policy = MPOL_DEFAULT;
+    view.policy_nodes = 0;
+  } else if (view.from_kernel &&
+             !QueryTaskPolicy(&view.policy, &view.policy_nodes, &refused)) {
+    if (!IsRefusal(refused)) return;
+    s.refused.get_mempolicy = refused;
+    view.policy = MPOL_DEFAULT;
+    view.policy_nodes = 0;
   }
   bool stay_off;
   const uint64_t allowed = ApplyTaskPolicy(
@@ -192,7 +300,23 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   if (stay_off) return;
   if (config.mode == Mode::kAuto && PopCount(allowed) < 2) return;
 
-  if (!ReadSysfsTopology(root, allowed, &s.topo) || !FinishTopology(&s.topo)) {
+  // Only a cgroup's cpuset bounds where every thread may run.
+  CpuMask cpus;
+  bool cpu_bound;
+  Line where;
+  if (!ReadCpuBound(view.proc_root, &cpus, &cpu_bound, &where)) return;
+  if (!ReadSysfsTopology(root, allowed, &s.topo, cpu_bound ? &cpus : nullptr)) {
+    ClearTopology(&s.topo);
+    return;
+  }
+  // Said (CpusSource) only where the cgroup left some CPU out.
+  if (s.topo.cpus_left_out > 0) {
+    StrCopy(s.cpus_source, sizeof(s.cpus_source), where.c_str());
+  }
+  BindPolicy policy = config.policy;
+  ProbeRefusals(view, &policy);
+  g_state.policy = policy;
+  if (!FinishTopology(&s.topo)) {
     ClearTopology(&s.topo);
     return;
   }
@@ -206,22 +330,37 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
     ClearTopology(&s.topo);
     return;
   }
-  RecordTaskPolicy(view, config.policy);  // before Activate binds regions
+  RecordTaskPolicy(view, policy);  // before Activate binds regions
   Activate();
+  if (s.active && s.refused.move_pages != 0 && s.first_touch_nodes != 0 &&
+      policy == BindPolicy::kLocal) {
+    s.witness = true;
+    SetPagesPerFault(view.from_kernel ? ReadPagesPerFault() : 1);
+  }
 }
 
 }  // namespace
 
 void Init(const char* (*getenv_fn)(const char*)) {
-  InitFrom(getenv_fn, kSysfsNodeRoot, KernelView{true, 0, 0, 0, false});
+  InitFrom(getenv_fn, kSysfsNodeRoot,
+           KernelView{true, 0, 0, 0, false, "", 0, 0, 0});
 }
 
 void InitForTest(const char* sysfs_root, uint64_t allowed,
                  const char* (*getenv_fn)(const char*), int task_policy,
                  uint64_t task_policy_nodes, bool home_node) {
-  InitFrom(
-      getenv_fn, sysfs_root,
-      KernelView{false, allowed, task_policy, task_policy_nodes, home_node});
+  // No cgroup under a sysfs tree: the CPUs are not narrowed.
+  InitFrom(getenv_fn, sysfs_root,
+           KernelView{false, allowed, task_policy, task_policy_nodes, home_node,
+                      sysfs_root, 0, 0, 0});
+}
+
+void InitWithKernelForTest(const FakeKernel& k,
+                           const char* (*getenv_fn)(const char*)) {
+  InitFrom(getenv_fn, k.sysfs_root,
+           KernelView{false, k.allowed, k.task_policy, k.task_policy_nodes,
+                      k.home_node, k.proc_root, k.get_mempolicy_errno,
+                      k.mbind_errno, k.move_pages_errno});
 }
 
 void ResetForTest() {
@@ -248,7 +387,11 @@ int NodeOfKernelId(int kernel_id) {
 
 int CurrentNode() {
   if (!g_state.active) return 0;
-  const int cpu = CurrentCpu();
+  return NodeOfCpu(CurrentCpu());
+}
+
+int NodeOfCpu(int cpu) {
+  if (!g_state.active) return 0;
   if (cpu < 0 || cpu >= kMaxCpus) return g_state.default_node;
   return g_state.cpu_node[cpu];
 }
@@ -309,6 +452,29 @@ bool FirstTouchNode(int node) {
 }
 bool StatsAtExit() { return g_state.stats; }
 
+bool NodeHoldsItsMemory(int node) {
+  return g_state.active && node >= 0 && node < g_state.num_nodes &&
+         !((g_state.unbound_proxies >> node) & 1);
+}
+
+Refusals RefusedCalls() {
+  Refusals r = g_state.refused;
+  const int home =
+      __atomic_load_n(&g_state.counters.home_node_refused, __ATOMIC_RELAXED);
+  if (r.home_node == 0) r.home_node = home;
+  return r;
+}
+
+bool ReuseByWitness() { return g_state.witness; }
+
+const char* MemsSource() {
+  return g_state.mems_source[0] != '\0' ? g_state.mems_source : nullptr;
+}
+
+const char* CpusSource() {
+  return g_state.cpus_source[0] != '\0' ? g_state.cpus_source : nullptr;
+}
+
 namespace {
 void UpdateSmallObjects() {
   internal::SmallObjects& s = internal::g_small_objects;
@@ -354,7 +520,7 @@ struct Placement {
   uint64_t nodes;  // kernel ids
   KernelCaps caps;
   bool tried;
-  bool ok;
+  int error;  // PlacementError
 };
 Placement g_placement;
 int g_placement_lock;
@@ -363,14 +529,25 @@ Topology g_placement_topo;
 
 // The usable nodes with the layer off: the cpuset's, narrowed by a membind
 // task policy, that have memory. One node (0) when the kernel has no NUMA
-// support to ask: a one-node machine places everything on node 0.
+// support to ask, or refuses and no file says: a one-node machine places
+// everything on node 0.
 uint64_t ReadPlacementNodes() {
   uint64_t allowed;
-  if (!QueryAllowedMems(&allowed)) return 1;
-  int mode;
-  uint64_t policy_nodes;
-  if (QueryTaskPolicy(&mode, &policy_nodes) && mode == MPOL_BIND) {
-    allowed &= policy_nodes;
+  int refused = 0;
+  if (!QueryAllowedMems(&allowed, &refused)) {
+    Line where;
+    if (!IsRefusal(refused)) return 1;
+    g_state.refused.get_mempolicy = refused;
+    if (ReadStatusMems("", &allowed, &where) != FileRead::kFound &&
+        ReadCgroupMems("", &allowed, &where) != FileRead::kFound) {
+      return 1;
+    }
+  } else {
+    int mode;
+    uint64_t policy_nodes;
+    if (QueryTaskPolicy(&mode, &policy_nodes) && mode == MPOL_BIND) {
+      allowed &= policy_nodes;
+    }
   }
   if (PopCount(allowed) < 2) return allowed;
   Topology& t = g_placement_topo;
@@ -393,6 +570,38 @@ bool BindPlaced(void* start, size_t len, int id) {
   return ApplyBinding(start, len, b, &g_placement.caps, &g_state.counters);
 }
 
+// Placement's answer, decided once: 0, ENOMEM (no node) or EPERM (two nodes
+// or more and no mbind: nothing would keep a placement).
+int DecidePlacement() {
+  g_placement.nodes =
+      g_state.active ? g_state.topo.usable : ReadPlacementNodes();
+  if (g_placement.nodes == 0) return ENOMEM;
+  if (g_state.fake) return 0;
+  int err = 0;
+  g_placement.caps.weighted_interleave = ProbeWeightedInterleave(&err);
+  if (IsRefusal(err)) {
+    g_state.refused.mbind = err;
+    if (PopCount(g_placement.nodes) >= 2) return EPERM;
+  }
+  return 0;
+}
+
+// TCMALLOC_NUMA_INTERLEAVE_ABOVE cannot interleave without mbind: said once,
+// then blocks are placed as without it.
+void DropInterleaveAbove() {
+  if (g_state.interleave_above == 0) return;
+  __atomic_store_n(&g_state.interleave_above, 0, __ATOMIC_RELAXED);
+  Line()
+      .Add(
+          "tcmalloc: ignoring TCMALLOC_NUMA_INTERLEAVE_ABOVE: interleaving "
+          "needs mbind, which the kernel refuses (")
+      .Add(RefusalName(g_state.refused.mbind))
+      .Add(
+          ": a container's seccomp profile?); large blocks are placed as "
+          "without it")
+      .WriteToStderr();
+}
+
 }  // namespace
 
 bool StartPlacement() {
@@ -401,26 +610,36 @@ bool StartPlacement() {
     RawSyscall(SYS_sched_yield);
   }
   if (!g_placement.tried) {
-    g_placement.tried = true;
-    g_placement.nodes =
-        g_state.active ? g_state.topo.usable : ReadPlacementNodes();
-    g_placement.caps.weighted_interleave =
-        !g_state.fake && ProbeWeightedInterleave();
-    g_placement.ok = g_placement.nodes != 0;
-    if (g_placement.ok) {
+    g_placement.error = DecidePlacement();
+    __atomic_store_n(&g_placement.tried, true, __ATOMIC_RELEASE);
+    if (g_placement.error == 0) {
       SetPlacedBinder(BindPlaced);
       __atomic_store_n(&internal::g_placement_started, true, __ATOMIC_RELEASE);
       UpdateSmallObjects();  // sized delete looks at addresses from now on
+    } else if (g_placement.error == EPERM) {
+      DropInterleaveAbove();
     }
   }
-  const bool ok = g_placement.ok;
+  const bool ok = g_placement.error == 0;
   __atomic_store_n(&g_placement_lock, 0, __ATOMIC_RELEASE);
   return ok;
 }
 
-uint64_t PlacementNodes() { return PlacementStarted() ? g_placement.nodes : 0; }
+int PlacementError() {
+  return __atomic_load_n(&g_placement.tried, __ATOMIC_ACQUIRE)
+             ? g_placement.error
+             : 0;
+}
 
-uint64_t InterleaveAbove() { return g_state.interleave_above; }
+uint64_t PlacementNodes() {
+  return __atomic_load_n(&g_placement.tried, __ATOMIC_ACQUIRE)
+             ? g_placement.nodes
+             : 0;
+}
+
+uint64_t InterleaveAbove() {
+  return __atomic_load_n(&g_state.interleave_above, __ATOMIC_RELAXED);
+}
 
 bool HasRegion(int id) {
   if (IsPlacedRegion(id)) return PlacementStarted();

@@ -71,6 +71,9 @@ NUMA_TCMALLOC_HIDDEN int NodeOfKernelId(int kernel_id);
 // kernel node, the nearest node with memory). 0 when off.
 NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
+// The node that serves CPU `cpu` (CurrentNode's table). 0 when off.
+NUMA_TCMALLOC_HIDDEN int NodeOfCpu(int cpu);
+
 // The nodes `node` borrows `what` from when it cannot serve a request,
 // nearest first (BorrowOrder in numa/policy.h); returns how many.
 NUMA_TCMALLOC_HIDDEN int BorrowFrom(int node, Borrow what, int out[kMaxNodes]);
@@ -84,8 +87,42 @@ NUMA_TCMALLOC_HIDDEN bool BindRange(void* start, size_t len, int node);
 
 // True when `node`'s fresh memory is left to first touch: policy `local`, a
 // CPU node whose heap serves only its own CPUs (not a proxy for CPUs of a
-// node the process may not use), and a real topology. False when off.
+// node the process may not use) or any CPU node when the kernel refuses
+// mbind, and a real topology. False when off.
 NUMA_TCMALLOC_HIDDEN bool FirstTouchNode(int node);
+
+// True when `node`'s memory lies on its kernel node as far as the layer
+// placed it: bound there, or first-touched by its own CPUs' threads. False
+// for a proxy whose memory the kernel would not bind (mbind refused): the
+// CPUs it serves fault it in on nodes of their own choosing.
+NUMA_TCMALLOC_HIDDEN bool NodeHoldsItsMemory(int node);
+
+// --- What the kernel refused. ---
+
+// The system calls the layer wanted and the kernel refused (IsRefusal), by
+// errno; 0 when allowed or never asked. A default Docker or Kubernetes
+// seccomp profile refuses all four (docs/tuning.md, "Containers").
+struct Refusals {
+  int get_mempolicy;  // the cpuset's nodes came from files, the task policy
+                      // was taken as the default
+  int mbind;          // no binding: memory-only nodes left out, proxies and
+                      // TCMALLOC_NUMA_POLICY=preferred|bind left to first
+                      // touch, placement calls fail with EPERM
+  int home_node;      // set_mempolicy_home_node: membind sets fill nearest
+                      // first without a home node
+  int move_pages;     // the reuse check judges by ReuseWitness instead
+};
+NUMA_TCMALLOC_HIDDEN Refusals RefusedCalls();
+
+// True when large blocks coming back are judged by what the heap noted when
+// it handed them out (numa/reuse_witness.h), move_pages being refused.
+NUMA_TCMALLOC_HIDDEN bool ReuseByWitness();
+
+// The files Init read the cpuset's memory nodes and CPUs from, or null
+// (memory nodes from get_mempolicy; CPUs: no cgroup file left a CPU of the
+// machine's nodes out).
+NUMA_TCMALLOC_HIDDEN const char* MemsSource();
+NUMA_TCMALLOC_HIDDEN const char* CpusSource();
 
 // Commits at least `bytes` more of region `id` (a node's, or a placed one:
 // numa/region.h); see RegionGrow. nullptr when it has no region (HasRegion)
@@ -153,14 +190,18 @@ inline bool StraysPossible() { return internal::g_small_objects.strays; }
 // have memory, narrowed by a membind task policy, read now), probes weighted
 // interleave and gives the placed regions (numa/region.h) their binder. The
 // first call decides; later ones return its answer. False if no node could
-// be found: placed allocations then fail with ENOMEM.
+// be found, or if there are two or more and the kernel refuses mbind (no
+// placement could be kept): PlacementError() says which.
 NUMA_TCMALLOC_HIDDEN bool StartPlacement();
+// Why StartPlacement failed: ENOMEM (no node), EPERM (mbind refused); 0
+// before it was tried or when it succeeded.
+NUMA_TCMALLOC_HIDDEN int PlacementError();
 // True once StartPlacement succeeded: placed memory may exist.
 inline bool PlacementStarted() {
   return __atomic_load_n(&internal::g_placement_started, __ATOMIC_ACQUIRE);
 }
 // The kernel node ids placement may use, bit k for node k (0 before
-// StartPlacement succeeded).
+// StartPlacement was tried; the nodes it found even if it failed for EPERM).
 NUMA_TCMALLOC_HIDDEN uint64_t PlacementNodes();
 // TCMALLOC_NUMA_INTERLEAVE_ABOVE in bytes; 0 when off.
 NUMA_TCMALLOC_HIDDEN uint64_t InterleaveAbove();
@@ -227,6 +268,8 @@ enum class Counter : int {
   kBorrowedObjects,     // objects a thread took from another node's list
   kReleasedForReuse,    // large blocks released on their way back to their
                         // heap, their pages lying on another node
+  kWitnessedReturns,    // large blocks judged by ReuseWitness on their way
+                        // back (move_pages refused)
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);

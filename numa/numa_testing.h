@@ -22,6 +22,26 @@ NUMA_TCMALLOC_HIDDEN void InitForTest(const char* sysfs_root, uint64_t allowed,
                                       uint64_t task_policy_nodes = 0,
                                       bool home_node = true);
 
+// What a test's kernel answers and refuses, for InitWithKernelForTest.
+struct FakeKernel {
+  const char* sysfs_root;
+  // Holds proc/self/{status,cgroup,mountinfo} and the cgroup2 mount point
+  // mountinfo names (for "/sys/fs/cgroup": <proc_root>/sys/fs/cgroup).
+  const char* proc_root;
+  uint64_t allowed;         // get_mempolicy(MPOL_F_MEMS_ALLOWED)'s answer
+  int get_mempolicy_errno;  // nonzero: refused (allowed unused)
+  int mbind_errno;          // the mbind probe's answer
+  int move_pages_errno;     // the move_pages probe's answer
+  int task_policy;          // as in InitForTest
+  uint64_t task_policy_nodes;
+  bool home_node;
+};
+
+// Init against `k`: the refusal paths (files instead of get_mempolicy,
+// cgroup cpusets, refused mbind and move_pages) without a seccomp filter.
+NUMA_TCMALLOC_HIDDEN void InitWithKernelForTest(
+    const FakeKernel& k, const char* (*getenv_fn)(const char*));
+
 // Back to the state before any Init: inactive, counters zero.
 NUMA_TCMALLOC_HIDDEN void ResetForTest();
 

@@ -164,5 +164,35 @@ bool StrEq(const char* a, const char* b) {
   return *a == *b;
 }
 
+void StrCopy(char* dst, int size, const char* src) {
+  if (size <= 0) return;
+  int n = 0;
+  for (; n + 1 < size && src[n] != '\0'; ++n) dst[n] = src[n];
+  dst[n] = '\0';
+}
+
+const char* AfterPrefix(const char* s, const char* prefix) {
+  while (*prefix != '\0') {
+    if (*s++ != *prefix++) return nullptr;
+  }
+  return s;
+}
+
+bool ReadLine(ByteStream* in, char* buf, int size, bool* fits, int* len_out) {
+  if (in->Peek() < 0) return false;
+  int len = 0;
+  *fits = true;
+  for (int c = in->Next(); c >= 0 && c != '\n'; c = in->Next()) {
+    if (len + 1 < size) {
+      buf[len++] = static_cast<char>(c);
+    } else {
+      *fits = false;
+    }
+  }
+  buf[len] = '\0';
+  if (len_out != nullptr) *len_out = len;
+  return true;
+}
+
 }  // namespace numa
 }  // namespace tcmalloc

@@ -40,6 +40,19 @@ bool ParseSize(const char* s, uint64_t max, uint64_t* out);
 // C string equality (no libc dependency, usable before anything else).
 bool StrEq(const char* a, const char* b);
 
+// A bounded copy (NUL-terminated, cut to fit `size`), without libc: the
+// layer's objects may call only a short list of its functions.
+void StrCopy(char* dst, int size, const char* src);
+
+// The string after `prefix` if `s` starts with it, else null.
+const char* AfterPrefix(const char* s, const char* prefix);
+
+// Reads the next line into buf (NUL-terminated, without its newline; its
+// length in *len if given). False at the end of the input. A line that does
+// not fit is consumed whole and *fits set false (buf then holds its start).
+bool ReadLine(ByteStream* in, char* buf, int size, bool* fits,
+              int* len = nullptr);
+
 }  // namespace numa
 }  // namespace tcmalloc
 

@@ -24,8 +24,10 @@ constexpr PlacedMemoryReader kReader = {PlacedCentralLength,
 
 // Placement, readied once: the usable nodes read, the regions' binder set
 // and sized delete told to look at addresses (StartPlacement), introspection
-// told where to read. 0 when ready, else the errno placement
-// fails with: ENOSYS in the debug libraries, ENOMEM when no node is found.
+// told where to read. 0 when ready, else the errno placement fails with:
+// ENOSYS in the debug libraries, ENOMEM when no node is found, EPERM when
+// the kernel refuses mbind (a container's seccomp profile) and the process
+// has two nodes or more: no placement could be kept.
 int Ready() {
   static int ready;  // 0: not yet; 1: ready; < 0: -errno for good
   const int r = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
@@ -37,7 +39,11 @@ int Ready() {
     __atomic_store_n(&ready, -ENOSYS, __ATOMIC_RELEASE);
     return ENOSYS;
   }
-  if (!StartPlacement()) return ENOMEM;
+  if (!StartPlacement()) {
+    const int err = PlacementError();
+    if (err == EPERM) __atomic_store_n(&ready, -EPERM, __ATOMIC_RELEASE);
+    return err;
+  }
   SetPlacedMemoryReader(&kReader);
   __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
   return 0;
@@ -121,7 +127,11 @@ tc_numa_node_of(const void* ptr) {
     case MemoryKind::kNamed:
       return o.node;
     case MemoryKind::kNode:
-      return tcmalloc::numa::KernelId(o.node);
+      // A proxy the kernel would not bind holds pages wherever the CPUs it
+      // serves faulted them: no node can be named.
+      return tcmalloc::numa::NodeHoldsItsMemory(o.node)
+                 ? tcmalloc::numa::KernelId(o.node)
+                 : -1;
     default:
       return -1;
   }
@@ -131,8 +141,10 @@ extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) int
 tc_numa_node_ids(int* ids, int max_ids) {
   // The nodes need no placed free(): the debug libraries list them too.
   if (!tcmalloc::Static::IsInited()) tc_free(tc_malloc(1));
-  const uint64_t nodes =
-      tcmalloc::numa::StartPlacement() ? PlacementNodes() : uint64_t{1};
+  // Found even where placement itself is refused (EPERM): they are still
+  // the nodes the process's memory comes from.
+  tcmalloc::numa::StartPlacement();
+  const uint64_t nodes = PlacementNodes() != 0 ? PlacementNodes() : uint64_t{1};
   int n = 0;
   for (uint64_t m = nodes; m != 0; m &= m - 1, ++n) {
     if (ids != nullptr && n < max_ids) ids[n] = __builtin_ctzll(m);

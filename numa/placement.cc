@@ -38,5 +38,9 @@ bool SamplePages(uintptr_t start, size_t len, int kernel_id, PageSample* out) {
   return true;
 }
 
+int ProbeMovePages() {
+  return static_cast<int>(-RawSyscall(SYS_move_pages, 0, 0, 0, 0, 0, 0));
+}
+
 }  // namespace numa
 }  // namespace tcmalloc

@@ -28,6 +28,10 @@ struct PageSample {
 inline constexpr int kMaxSampledPages = 8;
 bool SamplePages(uintptr_t start, size_t len, int kernel_id, PageSample* out);
 
+// 0 if the kernel answers move_pages, else its errno (EPERM under every
+// container's default seccomp profile): a call for no page.
+int ProbeMovePages();
+
 }  // namespace numa
 }  // namespace tcmalloc
 

@@ -46,6 +46,19 @@ MovedSpan DecideMovedSpan(int pages_elsewhere, bool released_before) {
   return released_before ? MovedSpan::kKeep : MovedSpan::kRelease;
 }
 
+bool WitnessSaysRelease(const ReuseWitness& w) {
+  if (w.gained_pages == 0) return false;
+  if (!w.allocator_on_node) return true;
+  const uint64_t per_fault = w.pages_per_fault > 0 ? w.pages_per_fault : 1;
+  // Others' faults could have placed at most this many of its pages.
+  if (w.other_faults * per_fault * 20 <= w.block_pages) return false;
+  const uint64_t needed = (w.gained_pages + per_fault - 1) / per_fault;
+  const bool wrote_it =
+      w.allocator_faults >= needed && w.allocator_faults <= 2 * needed;
+  if (per_fault == 1) return !wrote_it || w.other_faults >= needed;
+  return !(wrote_it && w.released_before);
+}
+
 int TransferCacheShare(int cap, int nodes, int node) {
   if (node >= kMaxNodes) return 0;
   if (nodes <= 1) return cap;

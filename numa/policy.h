@@ -77,6 +77,45 @@ enum class MovedSpan : uint8_t {
 };
 MovedSpan DecideMovedSpan(int pages_elsewhere, bool released_before);
 
+// Where move_pages is refused (every container's default seccomp profile),
+// nobody can say where a returning block's pages are; what the heap noted
+// when it handed the block out (numa/reuse_witness.h) and the kernel's
+// fault counters stand in. Pages present when the block was handed out lay
+// on its node (the invariant above), so only the pages it gained while out
+// are in question, and only faults can have brought them in:
+struct ReuseWitness {
+  uint64_t block_pages;
+  uint64_t gained_pages;      // present now, absent when handed out
+  uint64_t allocator_faults;  // page faults of the thread that took it, since
+  uint64_t other_faults;      // page faults of every other thread, since
+  // The most pages one fault brings in: a huge page's under transparent
+  // huge pages `always`, else 1.
+  uint64_t pages_per_fault;
+  // The thread that took the block ran on the block's node then, and still
+  // does (or last did) now.
+  bool allocator_on_node;
+  // The witness released the block at its previous return: it was empty
+  // when taken, and its taker faulted it in.
+  bool released_before;
+};
+// True when the block must be released (the counterpart of
+// TooManyPagesElsewhere). Kept:
+//  - a block that gained no page;
+//  - a block whose other threads faulted too little to have placed more
+//    than 1 in 20 of its pages (each fault counted as pages_per_fault);
+//  - a block its taker wrote itself: it stayed on the node and took at
+//    least as many faults as the gained pages needed, and at most twice
+//    that. With one page per fault (no transparent huge pages) a thread's
+//    incidental faults are few against a block's pages, and the other
+//    threads must have faulted fewer than the block needed. With huge
+//    pages a block needs a few faults, as many as a thread takes elsewhere
+//    in passing, so this counts only for a block released at its previous
+//    return (it came back empty). Either way it ends the release-refault
+//    cycle of a busy process, whose other threads keep faulting.
+// Released: a block taken by a thread of another node, or one whose gained
+// pages none of the above accounts for.
+bool WitnessSaysRelease(const ReuseWitness& w);
+
 // The x86-64 and arm64 (4 KiB pages) transparent huge page.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
@@ -96,9 +135,10 @@ inline constexpr bool StartsOnHugePage(size_t bytes) {
 }
 
 // Large blocks below this are not checked on their way back. The check is one
-// move_pages call (about 1.5 us for its 8 sampled pages); writing a 2 MiB
-// block takes some 100 us, so the check stays within a few percent of using
-// the block. Smaller blocks are rarely shared out among nodes, and the pieces
+// move_pages call (about 1.5 us for its 8 sampled pages), or without it the
+// witness's few calls at both ends (ReuseWitness); writing a 2 MiB block
+// takes some 100 us, so the check stays within a few percent of using the
+// block. Smaller blocks are rarely shared out among nodes, and the pieces
 // that aligning a block splits off (each under a huge page) are never checked.
 inline constexpr size_t kMinReuseCheckBytes = kHugePageBytes;
 

@@ -32,15 +32,20 @@ struct CpuCtx {
   Topology* t;
   uint8_t node;
   bool any;
+  const CpuMask* allowed;  // null: every CPU
 };
 
 bool AddCpus(void* ctx, uint32_t lo, uint32_t hi) {
   CpuCtx* c = static_cast<CpuCtx*>(ctx);
-  c->any = true;
   for (uint64_t cpu = lo; cpu <= hi && cpu < kMaxCpus; ++cpu) {
     // A CPU listed under two nodes means sysfs is inconsistent: give up.
     if (c->t->cpu_node[cpu] != kNoNode) return false;
+    if (c->allowed != nullptr && !c->allowed->Has(static_cast<int>(cpu))) {
+      c->t->cpus_left_out++;
+      continue;
+    }
     c->t->cpu_node[cpu] = c->node;
+    c->any = true;
   }
   return true;
 }
@@ -69,12 +74,12 @@ bool AddDistance(void* ctx, uint32_t lo, uint32_t hi) {
 }
 
 bool ReadNode(const char* root, int node, bool need_meminfo, int online_count,
-              Topology* t) {
+              const CpuMask* cpus, Topology* t) {
   {
     Line p;
     if (!NodeFilePath(root, node, "cpulist", &p)) return false;
     ByteStream in(p.c_str());
-    CpuCtx ctx = {t, static_cast<uint8_t>(node), false};
+    CpuCtx ctx = {t, static_cast<uint8_t>(node), false, cpus};
     if (!in.ok() || !ParseRanges(&in, AddCpus, &ctx)) return false;
     if (ctx.any) t->with_cpus |= uint64_t{1} << node;
   }
@@ -114,7 +119,8 @@ void ClearTopology(Topology* t) {
   memset(t->cpu_node, kNoNode, sizeof(t->cpu_node));
 }
 
-bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t) {
+bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t,
+                       const CpuMask* cpus) {
   ClearTopology(t);
   t->allowed = allowed;
   int beyond = 0;
@@ -136,7 +142,8 @@ bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t) {
     }
   }
   for (uint64_t m = t->online; m != 0; m &= m - 1) {
-    if (!ReadNode(root, __builtin_ctzll(m), need_meminfo, online_count, t)) {
+    if (!ReadNode(root, __builtin_ctzll(m), need_meminfo, online_count, cpus,
+                  t)) {
       return false;
     }
   }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "numa/cpuset.h"
 #include "numa/nodes.h"
 
 #pragma GCC visibility push(hidden)
@@ -27,6 +28,8 @@ struct Topology {
   uint64_t proxies;      // nodes that also serve CPUs of a node not usable
                          // (FinishTopology)
   uint8_t default_node;  // serves CPUs beyond kMaxCpus or of no node
+  // CPUs of online nodes that ReadSysfsTopology's `cpus` left out.
+  int cpus_left_out;
   // Before FinishTopology: the kernel's node of each CPU (kNoNode if none).
   // After: the usable node that serves the CPU (the CPU's node).
   uint8_t cpu_node[kMaxCpus];
@@ -40,9 +43,12 @@ void ClearTopology(Topology* t);
 
 // Fills *t from `root` (normally kSysfsNodeRoot): online, has_memory (or each
 // node's meminfo MemTotal when has_memory is absent), nodeN/cpulist and
-// nodeN/distance, with `allowed` as the allowed-mems mask. False on any open
-// or parse error; then *t is unspecified. Call FinishTopology next.
-bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t);
+// nodeN/distance, with `allowed` as the allowed-mems mask. With `cpus`, only
+// those CPUs count (a cgroup cpuset: no thread of the process runs on the
+// others), so a node none of whose CPUs is allowed has none. False on any
+// open or parse error; then *t is unspecified. Call FinishTopology next.
+bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t,
+                       const CpuMask* cpus = nullptr);
 
 // Fills *t with `nodes` (2..kMaxNodes) fake memory nodes, all allowed, CPU c
 // on node c % nodes, distance 10 + 10 * |i - j| capped at 254 (SLIT's largest

@@ -1,13 +1,14 @@
 #include "benchmarks/locality/page_log.h"
 
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
+
+#include "benchmarks/locality/page_query.h"
 
 namespace locality {
 namespace {
@@ -62,10 +63,10 @@ void PageLog::Record(const void* block, size_t bytes, int node) {
     for (uintptr_t p = start; p <= last && n < kQueryBatch; p += kPageSize) {
       pages[n++] = reinterpret_cast<void*>(p);
     }
-    // nodes == NULL: a query, not a migration. Each status is the page's node
-    // or a negative errno (-EFAULT for a page never written).
-    if (syscall(SYS_move_pages, 0, n, pages, nullptr, status, 0) != 0) {
-      std::perror("locality_probe: move_pages");
+    // Each status is the page's node or a negative errno (-ENOENT for a page
+    // never written).
+    if (!QueryPageNodes(n, pages, status)) {
+      std::perror("locality_probe: move_pages (and /proc/self/pagemap)");
       std::exit(2);
     }
     for (size_t i = 0; i < n; ++i) {

@@ -17,6 +17,11 @@
  * place memory: there tc_numa_malloc_onnode and tc_numa_malloc_interleaved
  * return NULL with errno ENOSYS.
  *
+ * Where the kernel refuses mbind (the default seccomp profile of Docker and
+ * of Kubernetes' RuntimeDefault, without CAP_SYS_NICE) and the process may
+ * use two nodes or more, no placement could be kept: tc_numa_malloc_onnode
+ * and tc_numa_malloc_interleaved return NULL with errno EPERM, every time.
+ *
  * Inside the gperftools tree this file lives at src/gperftools/numa.h.
  */
 #ifndef GPERFTOOLS_NUMA_H_
@@ -56,8 +61,9 @@ PERFTOOLS_DLL_DECL void* tc_numa_malloc_interleaved(size_t size);
  *    local, the default), which is that node unless other nodes' threads
  *    wrote it first;
  *  - -1 for interleaved memory, for memory the allocator did not place (any
- *    memory while the layer is off, but named-node memory), and for
- *    pointers that are not the allocator's. */
+ *    memory while the layer is off, but named-node memory), for memory of a
+ *    node whose pages the kernel would not bind where they had to be (mbind
+ *    refused), and for pointers that are not the allocator's. */
 PERFTOOLS_DLL_DECL int tc_numa_node_of(const void* ptr);
 
 /* How many nodes the process may place memory on (at least 1). */

@@ -102,6 +102,73 @@ TEST(DecideMovedSpan, ReleasedOnceThenKept) {
       << "moved again after a release: releasing it would make it move again";
 }
 
+// The figures are the lab's (tests/containers/container_lab_run): a 64 MiB
+// block, 16384 pages, under THP always (512 pages a fault) and never.
+ReuseWitness Witness(uint64_t gained, uint64_t mine, uint64_t others,
+                     uint64_t per_fault, bool on_node = true,
+                     bool released_before = false) {
+  return ReuseWitness{16384,     gained,  mine,           others,
+                      per_fault, on_node, released_before};
+}
+
+TEST(WitnessSaysRelease, NothingGainedIsKept) {
+  EXPECT_FALSE(WitnessSaysRelease(Witness(0, 0, 5000, 512)))
+      << "all present when handed out: the heap's own pages";
+  EXPECT_FALSE(WitnessSaysRelease(Witness(0, 0, 0, 1, /*on_node=*/false)));
+}
+
+TEST(WitnessSaysRelease, TakenOnAnotherNodeIsReleased) {
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 32, 0, 512, false)));
+}
+
+TEST(WitnessSaysRelease, OthersFaultingTooLittleIsKept) {
+  // The faults loop: the taker alone faulted.
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 32, 0, 512)));
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 16384, 0, 1)));
+  // One huge page of another thread's could be 1 in 32 of the block.
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 32, 1, 512)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 32, 2, 512)));
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 16384, 819, 1)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 8192, 820, 1)));
+}
+
+TEST(WitnessSaysRelease, ParallelInitialisationIsReleased) {
+  // Node 0 took it, each of two nodes wrote half (lab: 18 and 19 faults
+  // with huge pages, 8194 and 8234 without).
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 18, 19, 512)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 8194, 8234, 1)));
+  // With huge pages a few incidental faults of the taker's could pass for
+  // the block's own (lab, 8 MiB: the taker took 4 for a block of 4, half of
+  // it written by the other node): not enough there, unless the block came
+  // back empty from a release.
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 40, 16, 512)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 32, 16, 512)));
+}
+
+TEST(WitnessSaysRelease, HugePagesReleasedBlockRewrittenByItsTakerIsKept) {
+  // A busy process's own loop: the other threads keep faulting.
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 32, 500, 512, true, true)));
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 64, 500, 512, true, true)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 16, 500, 512, true, true)))
+      << "half the block was someone else's";
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 65, 500, 512, true, true)))
+      << "far more faults than the block needed";
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 32, 500, 512, false, true)))
+      << "taken on another node";
+}
+
+TEST(WitnessSaysRelease, TakerWroteItWhileOthersFaultedIsKeptWithoutHugePages) {
+  // A busy process: others faulted, but fewer times than the block needed,
+  // and the taker about as many as it needed.
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 16390, 3000, 1)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 16390, 16384, 1)))
+      << "others could have faulted it all";
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 16383, 3000, 1)))
+      << "fewer faults than gained pages: someone else faulted some";
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 40000, 3000, 1)))
+      << "far more than it needed: its faults say nothing of this block";
+}
+
 TEST(StartsOnHugePage, WholeHugePagesOnly) {
   constexpr size_t kMiB = size_t{1} << 20;
   EXPECT_FALSE(StartsOnHugePage(1 * kMiB));

@@ -1,12 +1,16 @@
-// An mbind the kernel refuses must cost nothing but a counter: run the
+// An mbind the kernel refuses must cost nothing but what it gave: run the
 // allocator with the NUMA layer forced on (TCMALLOC_NUMA=1) and binding
 // (TCMALLOC_NUMA_POLICY=preferred) under a seccomp filter that makes every
-// mbind and move_pages fail with EPERM, as a strict container profile would.
-// Allocations must still succeed and keep their contents, and
-// tcmalloc.numa.mbind_failures must count the refusals.
+// mbind and move_pages fail with EPERM, as a container's default profile
+// does. Init finds the refusals: it binds nothing (preferred falls back to
+// local, with one warning line), names them in tcmalloc.numa.refused_mbind
+// and refused_move_pages, and judges large blocks by the heap's notes
+// (tcmalloc.numa.witnessed_returns). Allocations must still succeed and
+// keep their contents.
 //
-// main() installs the filter (or not: --no-filter is the control) and
-// re-executes itself, because the allocator binds from its first allocation.
+// main() installs the filter (or not: --no-filter is the control, which
+// must bind and see no refusal) and re-executes itself, because the
+// allocator initialises at its first allocation.
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -33,7 +37,7 @@ size_t Property(const char* name) {
 
 bool RefusingMbind() { return getenv("MBIND_REFUSED_FILTER") != nullptr; }
 
-TEST(MbindRefused, AllocationsSurviveAndRefusalsAreCounted) {
+TEST(MbindRefused, AllocationsSurviveAndRefusalsAreNamed) {
   ASSERT_EQ(Property("tcmalloc.numa.active"), 1u);
   constexpr int kBlocks = 64;
   constexpr size_t kSize = 3 << 20;  // page-level: each grows the heap
@@ -51,11 +55,20 @@ TEST(MbindRefused, AllocationsSurviveAndRefusalsAreCounted) {
   }
   const size_t calls = Property("tcmalloc.numa.mbind_calls");
   const size_t failures = Property("tcmalloc.numa.mbind_failures");
-  EXPECT_GT(calls, 0u);
+  const size_t witnessed = Property("tcmalloc.numa.witnessed_returns");
   if (RefusingMbind()) {
-    EXPECT_EQ(failures, calls) << "every mbind was refused by the filter";
+    EXPECT_EQ(calls, 0u) << "nothing is bound once mbind is known refused";
+    EXPECT_EQ(failures, 0u);
+    EXPECT_EQ(Property("tcmalloc.numa.refused_mbind"), size_t{EPERM});
+    EXPECT_EQ(Property("tcmalloc.numa.refused_move_pages"), size_t{EPERM});
+    EXPECT_EQ(Property("tcmalloc.numa.refused_get_mempolicy"), 0u);
+    EXPECT_GE(witnessed, size_t{kBlocks}) << "blocks judged by the notes";
   } else {
+    EXPECT_GT(calls, 0u) << "control: preferred binds";
     EXPECT_EQ(failures, 0u) << "control: nothing refuses mbind";
+    EXPECT_EQ(Property("tcmalloc.numa.refused_mbind"), 0u);
+    EXPECT_EQ(Property("tcmalloc.numa.refused_move_pages"), 0u);
+    EXPECT_EQ(witnessed, 0u) << "control: move_pages answers";
   }
 }
 

@@ -43,19 +43,10 @@
 #include "tests/numa_heap/page_nodes.h"
 #include "tests/numa_heap/region_props.h"
 
-// Weak, as in region_props.cc: the probe links without an allocator and finds
-// the LD_PRELOADed one's C entry point at run time; vanilla has it too.
-extern "C" void MallocExtension_GetStats(char* buffer, int buffer_length)
-    __attribute__((weak));
-
 namespace {
 
 constexpr size_t kPage = 4096;
 constexpr size_t kMiB = 1 << 20;
-
-std::string Value(const region_lab::Property& p) {
-  return p.known ? std::to_string(p.value) : "unknown";
-}
 
 int Usage() {
   std::fprintf(stderr,
@@ -68,7 +59,8 @@ int Usage() {
 int Props() {
   for (const char* name : {"active", "num_nodes", "cpu_nodes", "mbind_calls",
                            "mbind_failures", "region_failures"}) {
-    std::printf("prop %s %s\n", name, Value(region_lab::Numa(name)).c_str());
+    std::printf("prop %s %s\n", name,
+                region_lab::ValueText(region_lab::Numa(name)).c_str());
   }
   // Every node the kernel knows, not only the ones with CPUs: a memory-only
   // node with its own page heap answers these like any other.
@@ -78,20 +70,12 @@ int Props() {
     for (const char* field :
          {"pageheap_system_bytes", "central_cache_free_bytes",
           "region_reserved_bytes", "region_committed_bytes"}) {
-      std::printf("prop %s%s %s\n", prefix.c_str(), field,
-                  Value(region_lab::Numa(prefix + field)).c_str());
+      std::printf(
+          "prop %s%s %s\n", prefix.c_str(), field,
+          region_lab::ValueText(region_lab::Numa(prefix + field)).c_str());
     }
   }
-  if (MallocExtension_GetStats == nullptr) {
-    std::printf("stats: unavailable (no allocator preloaded)\n");
-    return 0;
-  }
-  static char buffer[1 << 16];
-  MallocExtension_GetStats(buffer, sizeof(buffer));
-  for (char* line = std::strtok(buffer, "\n"); line != nullptr;
-       line = std::strtok(nullptr, "\n")) {
-    if (std::strstr(line, "NUMA") != nullptr) std::printf("stats: %s\n", line);
-  }
+  region_lab::PrintNumaStatsLines();
   return 0;
 }
 
@@ -124,10 +108,12 @@ int FallbackObjects(size_t mib) {
   for (const auto& [r, count] : by_region) {
     if (r >= 0) std::printf("in node%d: %zu objects\n", r, count);
   }
-  std::printf("prop borrowed_objects %s\n",
-              Value(region_lab::Numa("borrowed_objects")).c_str());
-  std::printf("prop region_failures %s\n",
-              Value(region_lab::Numa("region_failures")).c_str());
+  std::printf(
+      "prop borrowed_objects %s\n",
+      region_lab::ValueText(region_lab::Numa("borrowed_objects")).c_str());
+  std::printf(
+      "prop region_failures %s\n",
+      region_lab::ValueText(region_lab::Numa("region_failures")).c_str());
   // Sized delete files each object under its owner's lists; a second round
   // reuses what the first freed. Every byte is checked before it goes.
   size_t bad = 0;
@@ -235,10 +221,11 @@ int Fallback(int node, size_t beyond_mib, bool block, bool objects) {
     const std::string heap =
         "node" + std::to_string(r) + ".pageheap_system_bytes";
     std::printf("prop %s %s\n", heap.c_str(),
-                Value(region_lab::Numa(heap)).c_str());
+                region_lab::ValueText(region_lab::Numa(heap)).c_str());
   }
-  std::printf("prop region_failures %s\n",
-              Value(region_lab::Numa("region_failures")).c_str());
+  std::printf(
+      "prop region_failures %s\n",
+      region_lab::ValueText(region_lab::Numa("region_failures")).c_str());
   for (char* p : blocks) std::free(p);
   return 0;
 }

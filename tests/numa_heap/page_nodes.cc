@@ -1,8 +1,8 @@
 #include "tests/numa_heap/page_nodes.h"
 
-#include <numaif.h>
-
 #include <algorithm>
+
+#include "benchmarks/locality/page_query.h"
 
 namespace region_lab {
 
@@ -13,7 +13,7 @@ bool CountPageNodes(const std::vector<void*>& pages, std::map<int, long>* out) {
   for (size_t i = 0; i < pages.size(); i += kBatch) {
     const size_t n = std::min(kBatch, pages.size() - i);
     void** batch = const_cast<void**>(pages.data() + i);
-    if (move_pages(0, n, batch, nullptr, status.data(), 0) != 0) return false;
+    if (!locality::QueryPageNodes(n, batch, status.data())) return false;
     for (size_t j = 0; j < n; ++j) ++(*out)[status[j]];
   }
   return true;

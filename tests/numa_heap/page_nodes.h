@@ -1,5 +1,7 @@
 // Where the kernel holds a set of pages: move_pages with nodes == NULL only
-// reports, it moves nothing. For the region lab's placement check.
+// reports, it moves nothing; where a seccomp filter refuses it, the frame
+// numbers of /proc/self/pagemap (benchmarks/locality/page_query.h). For the
+// region lab's placement check.
 #ifndef TESTS_NUMA_HEAP_PAGE_NODES_H_
 #define TESTS_NUMA_HEAP_PAGE_NODES_H_
 
@@ -9,8 +11,8 @@
 namespace region_lab {
 
 // Page count per node id for the page-aligned addresses in `pages`; a
-// negative key is an errno move_pages reported for some pages (-ENOENT: not
-// present, i.e. never touched). False if the system call itself failed.
+// negative key is an errno the query reported for some pages (-ENOENT: not
+// present, i.e. never touched). False if neither way could answer.
 bool CountPageNodes(const std::vector<void*>& pages, std::map<int, long>* out);
 
 }  // namespace region_lab

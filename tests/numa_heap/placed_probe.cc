@@ -10,6 +10,8 @@
 //                                    instead: a control), and whether
 //                                    tc_numa_node_of and realloc kept N
 //   placed_probe badnode --node N    "badnode: N ptr=0 errno=E"
+//   placed_probe badinterleaved      "badinterleaved: ptr=P errno=E" for
+//                                    1 MiB interleaved
 //   placed_probe spread --mib M [--plain]
 //                                    M MiB interleaved (or plain malloc):
 //                                    "spread: node K pages P" per node
@@ -228,8 +230,9 @@ int Threads(const Api& api) {
 
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
-               "usage: placed_probe onnode|badnode --node N | spread --mib M "
-               "[--plain] | fill --node N --mib M | threads\n");
+               "usage: placed_probe onnode|badnode --node N | badinterleaved "
+               "| spread --mib M [--plain] | fill --node N --mib M | "
+               "threads\n");
   std::exit(2);
 }
 
@@ -266,6 +269,12 @@ int main(int argc, char** argv) {
     errno = 0;
     void* p = api.onnode(64, node);
     std::printf("badnode: %d ptr=%d errno=%d\n", node, p != nullptr, errno);
+    return 0;
+  }
+  if (cmd == "badinterleaved") {
+    errno = 0;
+    void* p = api.interleaved(kMiB);
+    std::printf("badinterleaved: ptr=%d errno=%d\n", p != nullptr, errno);
     return 0;
   }
   if (cmd == "spread" && mib > 0) return Spread(api, mib, plain);

@@ -1,5 +1,8 @@
 #include "tests/numa_heap/region_props.h"
 
+#include <cstdio>
+#include <cstring>
+
 #include "gperftools/malloc_extension_c.h"
 
 // Weak, so that the lab programs link without an allocator and find it at
@@ -8,6 +11,8 @@
 // one would be a strong reference that only a linked allocator resolves.
 extern "C" int MallocExtension_GetNumericProperty(const char* property,
                                                   size_t* value)
+    __attribute__((weak));
+extern "C" void MallocExtension_GetStats(char* buffer, int buffer_length)
     __attribute__((weak));
 
 namespace region_lab {
@@ -27,6 +32,23 @@ Property Get(const std::string& name) {
 }  // namespace
 
 Property Numa(const std::string& name) { return Get("tcmalloc.numa." + name); }
+
+std::string ValueText(const Property& p) {
+  return p.known ? std::to_string(p.value) : "unknown";
+}
+
+void PrintNumaStatsLines() {
+  if (MallocExtension_GetStats == nullptr) {
+    std::printf("stats: unavailable (no allocator preloaded)\n");
+    return;
+  }
+  static char buffer[1 << 16];
+  MallocExtension_GetStats(buffer, sizeof(buffer));
+  for (char* line = std::strtok(buffer, "\n"); line != nullptr;
+       line = std::strtok(nullptr, "\n")) {
+    if (std::strstr(line, "NUMA") != nullptr) std::printf("stats: %s\n", line);
+  }
+}
 
 std::string RegionPropertyName(int node, const char* field) {
   return "tcmalloc.numa.node" + std::to_string(node) + ".region_" + field;

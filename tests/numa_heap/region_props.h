@@ -21,6 +21,14 @@ struct Property {
 // tcmalloc.numa.<name>, e.g. Numa("active").
 Property Numa(const std::string& name);
 
+// The value as text, "unknown" when the allocator does not answer.
+std::string ValueText(const Property& p);
+
+// Prints "stats: <line>" for every line of the preloaded allocator's
+// GetStats that mentions NUMA (none when the layer is inactive), or
+// "stats: unavailable (no allocator preloaded)".
+void PrintNumaStatsLines();
+
 // tcmalloc.numa.node<N>.region_{begin,end,reserved_bytes,committed_bytes}.
 struct Region {
   Property begin;

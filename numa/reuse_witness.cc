@@ -1,0 +1,298 @@
+// The notes behind the reuse check without move_pages (numa/reuse_witness.h).
+#include "numa/reuse_witness.h"
+
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "numa/byte_stream.h"
+#include "numa/line.h"
+#include "numa/numa.h"
+#include "numa/parse.h"
+#include "numa/sparse_memory.h"
+#include "numa/syscall.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+struct Note {
+  uintptr_t start;  // 0: free slot
+  int32_t tid;
+  int16_t node;
+  bool released_before;
+  uint64_t thread_faults;
+  uint64_t process_faults;
+  uint64_t present_pages;
+};
+
+// Blocks of 2 MiB or more out at once that were not wholly present when
+// handed out; beyond this many (32 GiB of them at least) a block goes
+// unnoted. A power of two: 768 KiB of address space, resident only where
+// notes were written.
+constexpr size_t kNotes = 16384;
+Note* g_notes;
+uint64_t g_pages_per_fault = 1;
+// Blocks that went out without a note: the table was full (UnnotedBlocks).
+uint64_t g_unnoted;
+// The starts of the blocks the witness released last, oldest overwritten.
+constexpr int kReleased = 64;
+uintptr_t g_released[kReleased];
+int g_released_next;
+
+// Forgets `start` if it is among the released blocks; true if it was.
+bool TakeReleased(uintptr_t start) {
+  for (uintptr_t& r : g_released) {
+    if (r == start) {
+      r = 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t Slot(uintptr_t start) {
+  return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
+         (kNotes - 1);
+}
+
+uint64_t Faults(int who) {
+  struct rusage ru;
+  memset(&ru, 0, sizeof(ru));
+  if (RawSyscall(SYS_getrusage, who, reinterpret_cast<long>(&ru)) != 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(ru.ru_minflt) +
+         static_cast<uint64_t>(ru.ru_majflt);
+}
+
+// Pages of [start, start + bytes) the kernel holds (mincore), one call per
+// `vec_bytes` pages.
+uint64_t PresentPages(uintptr_t start, size_t bytes, unsigned char* vec,
+                      size_t vec_bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(getpagesize());
+  uint64_t present = 0;
+  const uintptr_t end = (start + bytes + page - 1) & ~(page - 1);
+  for (uintptr_t at = start & ~(page - 1); at < end;) {
+    const uintptr_t len =
+        end - at < vec_bytes * page ? end - at : vec_bytes * page;
+    if (RawSyscall(SYS_mincore, static_cast<long>(at), static_cast<long>(len),
+                   reinterpret_cast<long>(vec)) != 0) {
+      return present;
+    }
+    for (uintptr_t i = 0; i < len / page; ++i) present += vec[i] & 1;
+    at += len;
+  }
+  return present;
+}
+
+// Under the page heap lock a static vector: 64 MiB of pages a call.
+unsigned char g_vec[16384];
+
+// Thread `tid`'s page faults and the CPU it last ran on, from
+// /proc/self/task/<tid>/stat (fields 10 and 12, and 39). False if it is gone.
+bool OtherThread(int tid, uint64_t* faults, int* cpu) {
+  Line p;
+  p.Add("/proc/self/task/").AddUint(static_cast<unsigned>(tid)).Add("/stat");
+  if (!p.ok()) return false;
+  ByteStream in(p.c_str());
+  char line[1024];
+  bool fits;
+  if (!in.ok() || !ReadLine(&in, line, sizeof(line), &fits) || !fits) {
+    return false;
+  }
+  // The command name, in parentheses, may hold anything: count from the
+  // last ')'. Field 3 is the first after it.
+  const char* s = nullptr;
+  for (const char* c = line; *c != '\0'; ++c) {
+    if (*c == ')') s = c;
+  }
+  if (s == nullptr) return false;
+  uint64_t minflt = 0, majflt = 0, last_cpu = 0;
+  int field = 2;
+  for (++s; *s != '\0';) {
+    while (*s == ' ') ++s;
+    if (*s == '\0') break;
+    ++field;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; ++s) v = v * 10 + (*s - '0');
+    while (*s != '\0' && *s != ' ') ++s;
+    if (field == 10) minflt = v;
+    if (field == 12) majflt = v;
+    if (field == 39) {
+      last_cpu = v;
+      break;
+    }
+  }
+  if (field != 39) return false;
+  *faults = minflt + majflt;
+  *cpu = static_cast<int>(last_cpu);
+  return true;
+}
+
+// Finds and removes the note of the block at `start` into *note.
+bool TakeNote(uintptr_t start, Note* note) {
+  if (g_notes == nullptr) return false;
+  size_t i = Slot(start);
+  size_t probes = 0;
+  for (; probes < kNotes && g_notes[i].start != start; ++probes) {
+    if (g_notes[i].start == 0) return false;
+    i = (i + 1) & (kNotes - 1);
+  }
+  if (probes == kNotes) return false;
+  *note = g_notes[i];
+  // Backward-shift deletion keeps every later note reachable from its slot.
+  for (size_t hole = i, j = (i + 1) & (kNotes - 1);;
+       j = (j + 1) & (kNotes - 1)) {
+    if (g_notes[j].start == 0) {
+      g_notes[hole].start = 0;
+      break;
+    }
+    const size_t home = Slot(g_notes[j].start);
+    // Move j into the hole unless its home lies cyclically in (hole, j].
+    const bool stays =
+        hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!stays) {
+      g_notes[hole] = g_notes[j];
+      hole = j;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
+  const uintptr_t page = static_cast<uintptr_t>(getpagesize());
+  out->start = start;
+  out->bytes = bytes;
+  unsigned char vec[1024];  // no lock held: on the stack
+  out->present_pages = PresentPages(start, bytes, vec, sizeof(vec));
+  // Its present pages are the node's; if no more than 1 in 20 are absent,
+  // the block passes the 1-in-20 bar (TooManyPagesElsewhere) whoever
+  // faults them in.
+  const uint64_t pages = (bytes + page - 1) / page;
+  if ((pages - out->present_pages) * 20 <= pages) return false;
+  out->tid = static_cast<int>(RawSyscall(SYS_gettid));
+  out->node = node;
+  // The process's count after the thread's: a fault in between counts as
+  // another thread's, never the other way round.
+  out->thread_faults = Faults(RUSAGE_THREAD);
+  out->process_faults = Faults(RUSAGE_SELF);
+  return true;
+}
+
+bool NoteHandOut(const HandOut& h) {
+  if (g_notes == nullptr) {
+    g_notes = static_cast<Note*>(SparseAlloc(kNotes * sizeof(Note)));
+  }
+  for (size_t i = Slot(h.start), probes = 0;
+       g_notes != nullptr && probes < kNotes;
+       i = (i + 1) & (kNotes - 1), ++probes) {
+    Note& n = g_notes[i];
+    if (n.start != 0 && n.start != h.start) continue;
+    n.start = h.start;
+    n.tid = h.tid;
+    n.node = static_cast<int16_t>(h.node);
+    n.thread_faults = h.thread_faults;
+    n.process_faults = h.process_faults;
+    n.present_pages = h.present_pages;
+    n.released_before = TakeReleased(h.start);
+    return true;
+  }
+  __atomic_fetch_add(&g_unnoted, 1, __ATOMIC_RELAXED);
+  return false;
+}
+
+bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
+  const uintptr_t page = static_cast<uintptr_t>(getpagesize());
+  *w = ReuseWitness{};
+  w->block_pages = (bytes + page - 1) / page;
+  w->pages_per_fault = g_pages_per_fault;
+  Note note;
+  if (!TakeNote(start, &note)) {
+    // A block wholly present when handed out, a piece of a free span
+    // (NewAligned's leftovers, a span's remainder) or fresh growth: no page
+    // gained, as far as the heap can tell (an unnoted block too).
+    return false;
+  }
+  const uint64_t present = PresentPages(start, bytes, g_vec, sizeof(g_vec));
+  w->gained_pages =
+      present > note.present_pages ? present - note.present_pages : 0;
+  w->allocator_on_node = true;
+  // Too few gained pages to matter (WitnessSaysRelease keeps the block on
+  // its other threads' faults alone): no counter need be read.
+  if (w->gained_pages * 20 <= w->block_pages) return true;
+  uint64_t thread_faults = 0;
+  int now_node = -1;
+  if (note.tid == static_cast<int>(RawSyscall(SYS_gettid))) {
+    thread_faults = Faults(RUSAGE_THREAD);
+    now_node = CurrentNode();
+  } else {
+    int cpu = -1;
+    if (!OtherThread(note.tid, &thread_faults, &cpu)) {
+      // Gone: its faults are among the process's, and its node unknown.
+      thread_faults = note.thread_faults;
+      cpu = -1;
+    }
+    now_node = cpu >= 0 ? NodeOfCpu(cpu) : -1;
+  }
+  const uint64_t process_faults = Faults(RUSAGE_SELF);
+  const uint64_t mine = thread_faults >= note.thread_faults
+                            ? thread_faults - note.thread_faults
+                            : 0;
+  const uint64_t all = process_faults >= note.process_faults
+                           ? process_faults - note.process_faults
+                           : 0;
+  w->allocator_faults = mine;
+  w->other_faults = all > mine ? all - mine : 0;
+  w->allocator_on_node = note.node == node && now_node == node;
+  w->released_before = note.released_before;
+  return true;
+}
+
+void NoteRelease(uintptr_t start) {
+  TakeReleased(start);
+  g_released[g_released_next] = start;
+  g_released_next = (g_released_next + 1) % kReleased;
+}
+
+uint64_t ReadPagesPerFault() {
+  char line[128];
+  bool fits;
+  {
+    ByteStream in("/sys/kernel/mm/transparent_hugepage/enabled");
+    if (!in.ok() || !ReadLine(&in, line, sizeof(line), &fits)) return 1;
+    bool always = false;
+    for (const char* s = line; *s != '\0' && !always; ++s) {
+      always = AfterPrefix(s, "[always]") != nullptr;
+    }
+    if (!always) return 1;
+  }
+  uint64_t pmd = uint64_t{2} << 20;
+  ByteStream in("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+  if (in.ok() && ReadLine(&in, line, sizeof(line), &fits) && fits) {
+    uint64_t v;
+    if (ParseUint(line, uint64_t{1} << 40, &v) && v != 0) pmd = v;
+  }
+  const uint64_t page = static_cast<uint64_t>(getpagesize());
+  return pmd > page ? pmd / page : 1;
+}
+
+void SetPagesPerFault(uint64_t pages) {
+  g_pages_per_fault = pages > 0 ? pages : 1;
+}
+
+uint64_t UnnotedBlocks() {
+  return __atomic_load_n(&g_unnoted, __ATOMIC_RELAXED);
+}
+
+void ResetWitnessForTest() {
+  if (g_notes != nullptr) memset(g_notes, 0, kNotes * sizeof(Note));
+  g_unnoted = 0;
+  memset(g_released, 0, sizeof(g_released));
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

@@ -1,0 +1,77 @@
+// What the heap notes about a large block when it hands it out on a
+// first-touch node, so that the reuse check can judge the block on its way
+// back without move_pages, which container seccomp profiles refuse
+// (ReuseWitness and WitnessSaysRelease in numa/policy.h; docs/design.md,
+// "Without move_pages").
+//
+// Notes live in a table of their own (SparseAlloc'd at the first note),
+// guarded by the page heap lock that the callers hold. Raw syscalls only:
+// gettid, getrusage, mincore, and for a block another thread returns, a read
+// of /proc/self/task/<tid>/stat.
+//
+// Inside the gperftools tree this file lives at src/numa/reuse_witness.h.
+#ifndef NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
+#define NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numa/policy.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// A block as it was handed out.
+struct HandOut {
+  uintptr_t start;
+  size_t bytes;
+  int tid;                  // the thread that took it
+  int node;                 // that thread's node then
+  uint64_t thread_faults;   // its page faults then (minor + major)
+  uint64_t process_faults;  // the process's then
+  uint64_t present_pages;   // the block's pages the kernel held then
+};
+
+// Reads what a HandOut holds for [start, start + bytes), taken by the
+// calling thread on `node`. False when at most 1 in 20 of its pages are
+// absent: whoever faults those in, the block passes the reuse check's
+// 1-in-20 bar, so it needs no note (the steady state of a reused block costs
+// this one mincore). Call it without the page heap lock: mincore walks the
+// block.
+bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out);
+
+// Keeps `h` until the block returns. False if the table is full: the block
+// goes unnoted, and is judged on return as one that gained nothing
+// (counted: UnnotedBlocks). Requires the page heap lock.
+bool NoteHandOut(const HandOut& h);
+uint64_t UnnotedBlocks();
+
+// The block at `start`, judged by its note, is being released: remembered
+// (the last few such blocks), so that its next note says so
+// (ReuseWitness::released_before). Requires the page heap lock.
+void NoteRelease(uintptr_t start);
+
+// A span of `bytes` at `start` comes back to the heap of `node`: takes its
+// note and fills *w. False if it has none (a block wholly present when
+// handed out, a piece of a free span, fresh growth): then *w says nothing
+// was gained. Requires the page heap lock.
+bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w);
+
+// The most pages one page fault brings into the heap's regions: a PMD huge
+// page's worth under transparent huge pages `always`
+// (/sys/kernel/mm/transparent_hugepage/enabled, hpage_pmd_size), else 1.
+// Read once, by Init, when the witness will be used.
+uint64_t ReadPagesPerFault();
+void SetPagesPerFault(uint64_t pages);
+
+// Tests only: forgets every note.
+void ResetWitnessForTest();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
