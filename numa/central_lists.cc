@@ -204,7 +204,11 @@ void UnlockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
   g_placed_lock.Unlock();
 }
 
-bool BatchBelongsTo(int region, void* start, int n) {
+bool TransferCacheTakes(int region, void* start, int n) {
+  if (CooperatesWithBalancing() && region < kMaxNodes &&
+      CurrentNode() != region) {
+    return false;
+  }
   if (!StraysPossible()) return true;
   for (void* object = start; n > 0 && object != nullptr; --n) {
     if (ListRegionOf(object) != region) return false;

@@ -32,9 +32,16 @@ namespace numa {
 ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
     CentralFreeList* one_node);
 
-// True when every object of the list `start` (n of them) belongs to
-// `region`'s lists; always true when no stray can exist (StraysPossible).
-ATTRIBUTE_VISIBILITY_HIDDEN bool BatchBelongsTo(int region, void* start, int n);
+// True when `region`'s transfer cache may take the list `start` (n objects)
+// as it is: every object belongs to `region`'s lists (always, when no stray
+// can exist: StraysPossible), and, while the kernel balances NUMA memory
+// (CooperatesWithBalancing), the list was freed on `region`'s node. Another
+// node's frees then go back to their spans, so that a span whose objects all
+// came back is checked for pages the kernel moved before it serves again
+// (NodeHeaps::ReleaseBeforeReuse); from the transfer cache they would be
+// handed straight to the owner's next allocation, remote.
+ATTRIBUTE_VISIBILITY_HIDDEN bool TransferCacheTakes(int region, void* start,
+                                                    int n);
 
 // Every list of `region`, all classes: a CPU node's (for the fork handlers
 // and the idle-node drain), or a placed region's (numa/region.h), whose

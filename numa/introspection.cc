@@ -95,6 +95,9 @@ constexpr CounterName kCounters[] = {
     {"borrowed_objects", Counter::kBorrowedObjects},
     {"released_for_reuse", Counter::kReleasedForReuse},
     {"witnessed_returns", Counter::kWitnessedReturns},
+    {"moved_spans_checked", Counter::kMovedSpansChecked},
+    {"moved_spans_released", Counter::kMovedSpansReleased},
+    {"moved_spans_kept", Counter::kMovedSpansKept},
 };
 
 // tcmalloc.numa.refused_<call>: the errno the kernel refused it with.
@@ -142,6 +145,34 @@ void DumpRefusals(TCMalloc_Printer* out) {
   }
   if (const char* cpus = CpusSource()) {
     out->printf("NUMA CPUs: those of %s\n", cpus);
+  }
+}
+
+// What the kernel's NUMA balancing did to the heaps, and what they did about
+// it; nothing when it moves no page of ours.
+void DumpBalancing(TCMalloc_Printer* out) {
+  switch (BalancingCooperation()) {
+    case Cooperation::kNone:
+      return;
+    case Cooperation::kCooperating:
+      out->printf(
+          "NUMA balancing: the kernel moves pages; %llu small-object spans "
+          "checked, %llu released (moved away), %llu kept (moved again "
+          "after a release)\n",
+          CountOf(Counter::kMovedSpansChecked),
+          CountOf(Counter::kMovedSpansReleased),
+          CountOf(Counter::kMovedSpansKept));
+      return;
+    case Cooperation::kIgnored:
+      out->printf(
+          "NUMA balancing: the kernel moves pages; ignored "
+          "(TCMALLOC_NUMA_BALANCING=ignore)\n");
+      return;
+    case Cooperation::kBlind:
+      out->printf(
+          "NUMA balancing: the kernel moves pages; not seen (move_pages "
+          "refused)\n");
+      return;
   }
 }
 
@@ -230,6 +261,12 @@ bool GetNumaProperty(const char* name, size_t* value) {
   // list_nodes: the name before CPU nodes had one; kept for old scripts.
   if (strcmp(key, "cpu_nodes") == 0 || strcmp(key, "list_nodes") == 0) {
     *value = NodesWithCentralLists();
+    return true;
+  }
+  // kernel_balancing: 0 no page of ours moves, 1 cooperating, 2 ignored,
+  // 3 not seen (move_pages refused): the values of Cooperation.
+  if (strcmp(key, "kernel_balancing") == 0) {
+    *value = static_cast<size_t>(BalancingCooperation());
     return true;
   }
   if (strcmp(key, "region_failures") == 0) {
@@ -329,6 +366,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       static_cast<unsigned long long>(RegionFailures()),
       CountOf(Counter::kReleasedForReuse));
   DumpRefusals(out);
+  DumpBalancing(out);
   out->printf(
       "NUMA small objects: %d CPU nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "

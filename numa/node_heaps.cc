@@ -12,6 +12,7 @@
 #include "base/spinlock.h"
 #include "base/static_storage.h"
 #include "internal_logging.h"
+#include "numa/balancing.h"
 #include "numa/numa.h"
 #include "numa/placement.h"
 #include "numa/reuse_witness.h"
@@ -212,6 +213,49 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
   return align_pages != 0 ? heap->NewAligned(n, align_pages) : heap->New(n);
 }
 
+// Each CPU node's check of its small-object spans, as they come back and as
+// they go to a central list, while the kernel balances
+// (CooperatesWithBalancing). Zero until a node's first check; used under the
+// page heap lock.
+struct MovedSpans {
+  MovedSpanSampler sampler;
+  MovedSpanLog released;
+};
+static MovedSpans g_moved[kMaxNodes];
+
+// True when small-object span `span` of first-touch `node`'s heap is to be
+// released: sampled (MovedSpanSampler), its pages found elsewhere, and not
+// released for that before (DecideMovedSpan). Requires the page heap lock.
+static bool ReleaseMovedSpan(int node, const Span* span) {
+  MovedSpans& m = g_moved[node];
+  if (!m.sampler.ShouldCheck()) return false;
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  PageSample sample;
+  if (!SamplePages(start, bytes, KernelId(node), &sample)) return false;
+  AddToCounter(Counter::kMovedSpansChecked, 1);
+  m.sampler.Checked(sample.elsewhere > 0);
+  if (!m.released.ready()) {
+    // A node whose pages never moved never pays for the log.
+    if (sample.elsewhere == 0) return false;
+    m.released.Init(static_cast<uintptr_t*>(
+        SparseAlloc(MovedSpanLog::kEntries * sizeof(uintptr_t))));
+  }
+  switch (DecideMovedSpan(sample.elsewhere, m.released.ReleasedBefore(start))) {
+    case MovedSpan::kStays:
+      m.released.Forget(start);
+      return false;
+    case MovedSpan::kKeep:
+      AddToCounter(Counter::kMovedSpansKept, 1);
+      return false;
+    case MovedSpan::kRelease:
+      m.released.NoteReleased(start);
+      AddToCounter(Counter::kMovedSpansReleased, 1);
+      return true;
+  }
+  return false;
+}
+
 // Notes a large block of a first-touch node as the calling thread (on
 // `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
 static void NoteLargeHandOut(const Span* span, int node) {
@@ -258,9 +302,28 @@ Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
   return NewForThisThread(n, align_pages);
 }
 
+// Span, just taken for a central list of first-touch `node`, before any
+// object in it is written: free pages of the heap that never served an
+// object may lie on another node too, when the kernel moved a transparent
+// huge page they share with objects another node read (a 2 MiB page moves
+// whole). Released, they fault in where the list's thread writes them.
+static void ReleaseIfMoved(int node, const Span* span) {
+  {
+    SpinLockHolder l(Static::pageheap_lock());
+    if (!ReleaseMovedSpan(node, span)) return;
+  }
+  TCMalloc_SystemRelease(reinterpret_cast<void*>(span->start << kPageShift),
+                         static_cast<size_t>(span->length) << kPageShift);
+}
+
 Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   PageHeap* heap = Heap(region);
-  return heap != nullptr ? heap->NewWithSizeClass(n, cl) : nullptr;
+  if (heap == nullptr) return nullptr;
+  Span* span = heap->NewWithSizeClass(n, cl);
+  if (span != nullptr && CooperatesWithBalancing() && FirstTouchNode(region)) {
+    ReleaseIfMoved(region, span);
+  }
+  return span;
 }
 
 PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
@@ -279,14 +342,21 @@ PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
 }
 
 bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
-  // Small-object spans serve their own node's threads; only large blocks are
-  // handed whole to a program that may write them from anywhere. A bound
-  // node's pages are on it whoever wrote them.
-  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  if (heap->numa_region_ < 0 || span->sizeclass != 0 ||
-      bytes < kMinReuseCheckBytes || !FirstTouchNode(heap->numa_region_)) {
+  // A bound node's pages are on it whoever wrote them, and the kernel's
+  // balancing leaves them there.
+  if (heap->numa_region_ < 0 || !FirstTouchNode(heap->numa_region_)) {
     return false;
   }
+  // Small-object spans are written by their own node's threads: only the
+  // kernel moves their pages.
+  if (span->sizeclass != 0) {
+    return CooperatesWithBalancing() &&
+           ReleaseMovedSpan(heap->numa_region_, span);
+  }
+  // Large blocks are handed whole to a program that may write them from
+  // anywhere.
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  if (bytes < kMinReuseCheckBytes) return false;
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   if (ReuseByWitness()) {
     // Without move_pages: what was noted when the block went out.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "numa/balancing.h"
 #include "numa/bind.h"
 #include "numa/config.h"
 #include "numa/cpuset.h"
@@ -49,6 +50,7 @@ struct State {
   uint64_t unbound_proxies;
   Refusals refused;
   bool witness;  // ReuseByWitness
+  Cooperation balancing;
   // MemsSource, CpusSource ("" for none). Plain arrays, not Lines: State
   // must need no constructor.
   char mems_source[256];
@@ -242,6 +244,28 @@ KernelCaps LoadCaps() {
                     false};
 }
 
+// Whether the heaps look for pages the kernel's NUMA balancing moved: only
+// where it can move ours (nodes left to first touch; bound memory stays on
+// its node) and move_pages can see where they went.
+void DecideCooperation(const KernelView& view, Balancing knob) {
+  State& s = g_state;
+  s.balancing = Cooperation::kNone;
+  if (!s.active || s.fake || s.policy != BindPolicy::kLocal ||
+      s.first_touch_nodes == 0) {
+    return;
+  }
+  Line path;
+  path.Add(view.proc_root).Add(kKernelBalancingPath);
+  if (!path.ok() || !KernelBalancesPages(path.c_str())) return;
+  if (knob == Balancing::kIgnore) {
+    s.balancing = Cooperation::kIgnored;
+  } else if (s.refused.move_pages != 0) {
+    s.balancing = Cooperation::kBlind;
+  } else {
+    s.balancing = Cooperation::kCooperating;
+  }
+}
+
 // Init's body: reads topology under `root`.
 void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   Reset();
@@ -337,6 +361,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
     s.witness = true;
     SetPagesPerFault(view.from_kernel ? ReadPagesPerFault() : 1);
   }
+  DecideCooperation(view, config.balancing);
 }
 
 }  // namespace
@@ -466,6 +491,11 @@ Refusals RefusedCalls() {
 }
 
 bool ReuseByWitness() { return g_state.witness; }
+
+Cooperation BalancingCooperation() { return g_state.balancing; }
+bool CooperatesWithBalancing() {
+  return g_state.balancing == Cooperation::kCooperating;
+}
 
 const char* MemsSource() {
   return g_state.mems_source[0] != '\0' ? g_state.mems_source : nullptr;

@@ -118,6 +118,24 @@ NUMA_TCMALLOC_HIDDEN Refusals RefusedCalls();
 // it handed them out (numa/reuse_witness.h), move_pages being refused.
 NUMA_TCMALLOC_HIDDEN bool ReuseByWitness();
 
+// --- The kernel's automatic NUMA balancing (numa/balancing.h). ---
+
+// What the heaps do about pages the kernel's NUMA balancing moves, decided
+// at Init from kernel.numa_balancing (read then: a later change is not seen),
+// TCMALLOC_NUMA_BALANCING and move_pages.
+enum class Cooperation : uint8_t {
+  kNone = 0,  // the kernel moves no page of ours (balancing off, the layer
+              // off, a fake topology, no node left to first touch)
+  kCooperating =
+      1,         // freed small-object spans are checked, moved ones released
+  kIgnored = 2,  // the kernel moves pages; TCMALLOC_NUMA_BALANCING=ignore
+  kBlind = 3,    // the kernel moves pages; move_pages, which would see them,
+                 // is refused
+};
+NUMA_TCMALLOC_HIDDEN Cooperation BalancingCooperation();
+// BalancingCooperation() == kCooperating, for hot paths.
+NUMA_TCMALLOC_HIDDEN bool CooperatesWithBalancing();
+
 // The files Init read the cpuset's memory nodes and CPUs from, or null
 // (memory nodes from get_mempolicy; CPUs: no cgroup file left a CPU of the
 // machine's nodes out).
@@ -270,6 +288,11 @@ enum class Counter : int {
                         // heap, their pages lying on another node
   kWitnessedReturns,    // large blocks judged by ReuseWitness on their way
                         // back (move_pages refused)
+  kMovedSpansChecked,   // small-object spans whose page nodes were sampled,
+                        // coming back or going to a list
+                        // (CooperatesWithBalancing)
+  kMovedSpansReleased,  // of those, released: the kernel had moved pages away
+  kMovedSpansKept,      // of those, kept: moved away again after a release
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);
