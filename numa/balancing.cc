@@ -35,8 +35,8 @@ bool MovedSpanSampler::ShouldCheck() {
   return true;
 }
 
-void MovedSpanSampler::Checked(bool released) {
-  if (released) check_all_ = kCheckAllAfterMoved;
+void MovedSpanSampler::Checked(bool moved) {
+  if (moved) check_all_ = kCheckAllAfterMoved;
 }
 
 bool MovedSpanLog::ReleasedBefore(uintptr_t page) const {
@@ -45,6 +45,10 @@ bool MovedSpanLog::ReleasedBefore(uintptr_t page) const {
 
 void MovedSpanLog::NoteReleased(uintptr_t page) {
   if (entries_ != nullptr) entries_[Slot(page)] = page;
+}
+
+void MovedSpanLog::Forget(uintptr_t page) {
+  if (ReleasedBefore(page)) entries_[Slot(page)] = 0;
 }
 
 }  // namespace numa
