@@ -238,6 +238,28 @@ double LocalPct(const std::vector<void*>& pages, int target,
   return pages.empty() ? 100.0 : 100.0 * local / pages.size();
 }
 
+// Every byte Touch wrote must still read 1: a page the allocator released
+// while its block was live reads back zero, and move_pages would then report
+// the zero page's node instead of a placement.
+void CheckContents(const Worker& w, Report* report) {
+  size_t lost = 0;
+  for (const Block& b : w.blocks) {
+    for (size_t off = 0; off < b.size; off += kPage) {
+      if (b.p[off] == 1) continue;
+      if (++lost <= 3) {
+        report->Fail("node " + std::to_string(w.node) + ": byte " +
+                     Hex(reinterpret_cast<uintptr_t>(b.p + off)) + " of a " +
+                     std::to_string(b.size) +
+                     " B block lost what the thread wrote");
+      }
+    }
+  }
+  if (lost > 3) {
+    report->Fail("node " + std::to_string(w.node) + ": " +
+                 std::to_string(lost) + " written pages lost in all");
+  }
+}
+
 // (b) for one worker against node `target`; returns the line's pages part:
 // small and large blocks apart, so that a miss names its kind.
 std::string CheckPlacement(const Worker& w, int target, Report* report) {
@@ -359,6 +381,7 @@ int main(int argc, char** argv) {
     if (opt.region_check) line += "; " + CheckRegion(w, target, &report);
     line += "; " + CheckPlacement(w, target, &report);
     std::printf("%s\n", line.c_str());
+    CheckContents(w, &report);
   }
   if (opt.region_check) CheckDisjoint(nodes, &report);
   if (report.failures() > 0) {
