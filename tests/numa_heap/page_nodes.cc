@@ -6,16 +6,23 @@
 
 namespace region_lab {
 
-bool CountPageNodes(const std::vector<void*>& pages, std::map<int, long>* out) {
-  // Batches keep the kernel's per-call work (and our status array) bounded.
+bool PageNodes(const std::vector<void*>& pages, std::vector<int>* out) {
+  out->assign(pages.size(), 0);
+  // Batches keep the kernel's per-call work bounded.
   constexpr size_t kBatch = 4096;
-  std::vector<int> status(kBatch);
   for (size_t i = 0; i < pages.size(); i += kBatch) {
     const size_t n = std::min(kBatch, pages.size() - i);
-    void** batch = const_cast<void**>(pages.data() + i);
-    if (!locality::QueryPageNodes(n, batch, status.data())) return false;
-    for (size_t j = 0; j < n; ++j) ++(*out)[status[j]];
+    if (!locality::QueryPageNodes(n, pages.data() + i, out->data() + i)) {
+      return false;
+    }
   }
+  return true;
+}
+
+bool CountPageNodes(const std::vector<void*>& pages, std::map<int, long>* out) {
+  std::vector<int> nodes;
+  if (!PageNodes(pages, &nodes)) return false;
+  for (int n : nodes) ++(*out)[n];
   return true;
 }
 

@@ -15,6 +15,10 @@ namespace region_lab {
 // present, i.e. never touched). False if neither way could answer.
 bool CountPageNodes(const std::vector<void*>& pages, std::map<int, long>* out);
 
+// The node (or negative errno) of each page of `pages`, in order. False if
+// neither way could answer.
+bool PageNodes(const std::vector<void*>& pages, std::vector<int>* out);
+
 }  // namespace region_lab
 
 #endif  // TESTS_NUMA_HEAP_PAGE_NODES_H_

@@ -2,8 +2,9 @@
 // node-owned address regions, a block's address names its node, and its pages
 // are on that node.
 //
-// One thread per CPU node, pinned there, allocates a shuffled mix of small
-// (16 B - 256 KiB) and large (1 - 8 MiB) blocks and writes every page of them.
+// One thread per CPU node, pinned there (the main thread on the first node),
+// allocates a shuffled mix of small (16 B - 256 KiB) and large (1 - 8 MiB)
+// blocks and writes every page of them.
 // Then, per thread, with N its node:
 //  (a) region: every block lies in [region_begin, region_end) of node N, as
 //      tcmalloc.numa.node<N>.region_* say; the four properties must exist and
@@ -23,10 +24,12 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -54,6 +57,7 @@ struct Block {
   char* p;
   size_t size;
   bool large;
+  int ran_on;  // the node the thread ran on once it had written the block
 };
 
 struct Worker {
@@ -106,7 +110,7 @@ void Run(const Options& opt, Worker* w) {
       return;
     }
     Touch(p, size);
-    w->blocks.push_back({p, size, large});
+    w->blocks.push_back({p, size, large, region_lab::CurrentNode()});
     ++(large ? w->large : w->small);
     w->bytes += size;
   }
@@ -297,6 +301,63 @@ std::string CheckPlacement(const Worker& w, int target, Report* report) {
   return buf;
 }
 
+// The line of /proc/self/numa_maps for the mapping that holds `addr`: its
+// policy and pages per node say whether the kernel was asked for that node.
+std::string NumaMapsLine(uintptr_t addr) {
+  std::ifstream maps("/proc/self/numa_maps");
+  std::string line, best;
+  while (std::getline(maps, line)) {
+    const uintptr_t start = std::strtoull(line.c_str(), nullptr, 16);
+    if (start > addr) break;
+    best = line;
+  }
+  return best.empty() ? "(none)" : best;
+}
+
+// Why a placement check failed, when it did: the first few runs of pages
+// that lie on another node than `target`, with the block they belong to, the
+// node the thread ran on when it wrote that block, and the mapping's policy.
+void DescribeMisplaced(const Worker& w, int target) {
+  int shown = 0;
+  size_t runs = 0;
+  for (const Block& b : w.blocks) {
+    std::vector<void*> pages;
+    const uintptr_t first = reinterpret_cast<uintptr_t>(b.p) & ~(kPage - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(b.p) + b.size;
+    for (uintptr_t a = first; a < end; a += kPage) {
+      pages.push_back(reinterpret_cast<void*>(a));
+    }
+    std::vector<int> nodes;
+    if (!region_lab::PageNodes(pages, &nodes)) return;
+    for (size_t i = 0; i < nodes.size();) {
+      if (nodes[i] == target) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+      ++runs;
+      if (shown++ < 4) {
+        const uintptr_t a = reinterpret_cast<uintptr_t>(pages[i]);
+        std::printf(
+            "misplaced: node %d: %zu pages on %s%d at %s (%s MiB-aligned), "
+            "page offset %td in a %zu B %s block at %s written on node %d; "
+            "numa_maps: %s\n",
+            w.node, j - i, nodes[i] < 0 ? "err" : "node",
+            nodes[i] < 0 ? -nodes[i] : nodes[i], Hex(a).c_str(),
+            a % (2 * kMiB) == 0 ? "2" : "not 2",
+            static_cast<ptrdiff_t>(a - reinterpret_cast<uintptr_t>(b.p)),
+            b.size, b.large ? "large" : "small",
+            Hex(reinterpret_cast<uintptr_t>(b.p)).c_str(), b.ran_on,
+            NumaMapsLine(a).c_str());
+      }
+      i = j;
+    }
+  }
+  if (runs > 4)
+    std::printf("misplaced: node %d: %zu runs in all\n", w.node, runs);
+}
+
 bool ParseNumber(const char* s, uint64_t* out) {
   char* end = nullptr;
   *out = std::strtoull(s, &end, 10);
@@ -344,6 +405,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "region_placement: no NUMA node with CPUs\n");
     return 2;
   }
+  // The main thread stays on the first node, and the workers start there
+  // (they inherit its CPUs) until they pin themselves. Unpinned, it was now and
+  // then moved to another node between a refill's look at its node and the
+  // new span's free list being written (CentralFreeList::Populate, traced in
+  // the lab): that write placed the 2 MiB huge page around the span, and the
+  // blocks a worker later got from the same range, on the node it moved to.
+  if (!region_lab::PinToNode(nodes[0])) {
+    std::fprintf(stderr,
+                 "region_placement: cannot pin the main thread to node %d\n",
+                 nodes[0]);
+    return 2;
+  }
   std::vector<Worker> workers(nodes.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -379,8 +452,12 @@ int main(int argc, char** argv) {
     if (target != w.node)
       line += "; checked against node " + std::to_string(target);
     if (opt.region_check) line += "; " + CheckRegion(w, target, &report);
+    const int failures = report.failures();
     line += "; " + CheckPlacement(w, target, &report);
     std::printf("%s\n", line.c_str());
+    if (report.failures() > failures && opt.node_offset == 0) {
+      DescribeMisplaced(w, target);
+    }
     CheckContents(w, &report);
   }
   if (opt.region_check) CheckDisjoint(nodes, &report);
