@@ -116,18 +116,22 @@ void Run(const Options& opt, Worker* w) {
   }
 }
 
+// The pages block `b` covers, in address order, appended to `pages`.
+void AppendPages(const Block& b, std::vector<void*>* pages) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(b.p) & ~(kPage - 1);
+  const uintptr_t last =
+      (reinterpret_cast<uintptr_t>(b.p) + b.size - 1) & ~(kPage - 1);
+  for (uintptr_t a = first; a <= last; a += kPage) {
+    pages->push_back(reinterpret_cast<void*>(a));
+  }
+}
+
 // Every page the worker's small (or large) blocks cover, once each. Small and
 // large blocks never share a page: they come from different spans.
 std::vector<void*> Pages(const Worker& w, bool large) {
   std::vector<void*> pages;
   for (const Block& b : w.blocks) {
-    if (b.large != large) continue;
-    const uintptr_t first = reinterpret_cast<uintptr_t>(b.p) & ~(kPage - 1);
-    const uintptr_t last =
-        (reinterpret_cast<uintptr_t>(b.p) + b.size - 1) & ~(kPage - 1);
-    for (uintptr_t a = first; a <= last; a += kPage) {
-      pages.push_back(reinterpret_cast<void*>(a));
-    }
+    if (b.large == large) AppendPages(b, &pages);
   }
   std::sort(pages.begin(), pages.end());
   pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
@@ -322,11 +326,7 @@ void DescribeMisplaced(const Worker& w, int target) {
   size_t runs = 0;
   for (const Block& b : w.blocks) {
     std::vector<void*> pages;
-    const uintptr_t first = reinterpret_cast<uintptr_t>(b.p) & ~(kPage - 1);
-    const uintptr_t end = reinterpret_cast<uintptr_t>(b.p) + b.size;
-    for (uintptr_t a = first; a < end; a += kPage) {
-      pages.push_back(reinterpret_cast<void*>(a));
-    }
+    AppendPages(b, &pages);
     std::vector<int> nodes;
     if (!region_lab::PageNodes(pages, &nodes)) return;
     for (size_t i = 0; i < nodes.size();) {
