@@ -9,7 +9,9 @@
 // a random node would make every run a different benchmark). Each is pinned
 // to all CPUs of its node (sysfs cpulist) by the new thread itself before
 // its start routine runs. The pages the process touched before
-// main (wherever it was exec'd) move to node 0 with migrate_pages(2). A new
+// main (wherever it was exec'd) move to node 0 with migrate_pages(2), but the
+// dynamic loader's accesses before this constructor count where they ran: the
+// caller execs the program on node 0 (tools/compare: taskset -c 0). A new
 // thread's stack mapping holds, at its top, the thread's descriptor and
 // static TLS (where allocators keep their thread-cache pointers), written by
 // the creating thread before the new one runs, so under first touch they lie
