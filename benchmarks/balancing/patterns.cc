@@ -140,15 +140,18 @@ class Ring {
   std::atomic<size_t> tail_{0};
 };
 
-// Runs `work` as phase NAME of PATTERN, whose using thread is on `user_node`,
-// then reports where the pages of the objects in `*objects` lie.
-void MeasuredPhase(const char* pattern, const char* name, int user_node,
+// Runs `work` as phase NAME of PATTERN, whose using thread is `user`, then
+// reports where the pages of the objects in `*objects` lie, as `user` reads
+// them (Phase::Count).
+void MeasuredPhase(const char* pattern, const char* name, Worker* user,
                    const std::vector<char*>* objects, size_t size,
                    const std::function<void()>& work) {
-  Phase phase(pattern, name, user_node);
+  Phase phase(pattern, name, user->node());
   work();
   phase.End();
-  phase.Report(*objects, size);
+  PageCount pages;
+  user->Run([&] { pages = phase.Count(*objects, size); });
+  phase.Report(pages, objects->size());
 }
 
 }  // namespace
@@ -158,18 +161,18 @@ void Handoff(const Topology& topology, const Options& options) {
   const int home = topology.cpu_nodes[0], away = topology.cpu_nodes[1];
   Worker writer(topology, home), reader(topology, away);
   std::vector<char*> batch;
-  MeasuredPhase("handoff", "first-batch", home, &batch, options.size, [&] {
+  MeasuredPhase("handoff", "first-batch", &writer, &batch, options.size, [&] {
     writer.Run(
         [&] { batch = AllocateAndWrite(options.objects, options.size, 1); });
   });
-  MeasuredPhase("handoff", "remote-read", away, &batch, options.size, [&] {
+  MeasuredPhase("handoff", "remote-read", &reader, &batch, options.size, [&] {
     reader.Run([&] {
       // The reader's own copy of the list, on its own node.
       const std::vector<char*> mine(batch);
       ReadFor(mine, options.size, options.seconds);
     });
   });
-  MeasuredPhase("handoff", "second-batch", home, &batch, options.size, [&] {
+  MeasuredPhase("handoff", "second-batch", &writer, &batch, options.size, [&] {
     reader.Run([&] { FreeAll(&batch); });
     writer.Run(
         [&] { batch = AllocateAndWrite(options.objects, options.size, 2); });
@@ -182,17 +185,17 @@ void Migration(const Topology& topology, const Options& options) {
   const int home = topology.cpu_nodes[0], away = topology.cpu_nodes[1];
   Worker worker(topology, home);
   std::vector<char*> batch;
-  MeasuredPhase("migration", "home", home, &batch, options.size, [&] {
+  MeasuredPhase("migration", "home", &worker, &batch, options.size, [&] {
     worker.Run([&] {
       batch = AllocateAndWrite(options.objects, options.size, 1);
       WorkFor(batch, options.size, options.seconds);
     });
   });
   worker.MoveTo(away);
-  MeasuredPhase("migration", "moved", away, &batch, options.size, [&] {
+  MeasuredPhase("migration", "moved", &worker, &batch, options.size, [&] {
     worker.Run([&] { WorkFor(batch, options.size, options.seconds); });
   });
-  MeasuredPhase("migration", "fresh", away, &batch, options.size, [&] {
+  MeasuredPhase("migration", "fresh", &worker, &batch, options.size, [&] {
     worker.Run([&] {
       FreeAll(&batch);
       batch = AllocateAndWrite(options.objects, options.size, 2);
@@ -252,9 +255,12 @@ void ProducerConsumer(const Topology& topology, const Options& options) {
     // What home's next allocations get, once the ring is empty again.
     consumer.Run(drain);
     std::vector<char*> fresh;
-    producer.Run(
-        [&] { fresh = AllocateAndWrite(options.queue, options.size, 4); });
-    phase.Report(fresh, options.size);
+    PageCount pages;
+    producer.Run([&] {
+      fresh = AllocateAndWrite(options.queue, options.size, 4);
+      pages = phase.Count(fresh, options.size);
+    });
+    phase.Report(pages, fresh.size());
     std::printf("prodcons %s messages=%llu\n", name,
                 static_cast<unsigned long long>(messages));
     producer.Run([&] {

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <utility>
 
-#include "benchmarks/balancing/page_nodes.h"
 #include "benchmarks/locality/window_marks.h"
 
 namespace balancing {
@@ -36,14 +35,17 @@ void Phase::End() {
   after_ = ReadVmCounters();
 }
 
-void Phase::Report(const std::vector<char*>& objects, size_t size) const {
-  const PageCount c = CountPagesOnNode(objects, size, user_node_);
+PageCount Phase::Count(const std::vector<char*>& objects, size_t size) const {
+  return CountPagesOnNode(objects, size, user_node_);
+}
+
+void Phase::Report(const PageCount& c, size_t objects) const {
   const double share =
       c.pages == 0 ? 0.0 : static_cast<double>(c.on_node) / c.pages;
   std::printf(
       "phase %s %s user_node=%d objects=%zu pages=%llu on_user_node=%llu "
       "absent=%llu share=%.4f migrated=%lld hint_faults=%lld seconds=%.1f\n",
-      pattern_.c_str(), name_.c_str(), user_node_, objects.size(),
+      pattern_.c_str(), name_.c_str(), user_node_, objects,
       static_cast<unsigned long long>(c.pages),
       static_cast<unsigned long long>(c.on_node),
       static_cast<unsigned long long>(c.absent), share,

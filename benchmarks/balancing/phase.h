@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/balancing/page_nodes.h"
+
 namespace balancing {
 
 // /proc/vmstat's NUMA-balancing counters (zero on a kernel without them).
@@ -21,11 +23,10 @@ VmCounters ReadVmCounters();
 
 // Opens a counting window of the lab's access plugin (when windows are on)
 // and notes the counters; End() closes the window and notes them again;
-// Report() prints one line:
+// Count() reads where the phase's objects' pages lie (page_nodes.h), on the
+// using thread; Report() prints one line:
 //   phase PATTERN NAME user_node=N objects=K pages=P on_user_node=L
 //     share=L/P migrated=M hint_faults=F seconds=S
-// where the pages are those of `objects` (each `size` bytes, written), their
-// nodes read through pagemap (page_nodes.h).
 class Phase {
  public:
   Phase(std::string pattern, std::string name, int user_node);
@@ -33,7 +34,16 @@ class Phase {
   Phase& operator=(const Phase&) = delete;
 
   void End();
-  void Report(const std::vector<char*>& objects, size_t size) const;
+
+  // The pages of `objects` (each `size` bytes, written) and how many lie on
+  // the using node. Call it on the phase's using thread: the object list lies
+  // in the heap beside the objects, and early in a task's life the kernel
+  // migrates a page at its first hinting fault, so one read of the list from
+  // another node can move the 2 MiB huge page under it, objects and all, to
+  // that node (docs/lab.md).
+  PageCount Count(const std::vector<char*>& objects, size_t size) const;
+  // `pages` is Count's answer for `objects` objects.
+  void Report(const PageCount& pages, size_t objects) const;
 
  private:
   const std::string pattern_;
