@@ -47,9 +47,5 @@ void MovedSpanLog::NoteReleased(uintptr_t page) {
   if (entries_ != nullptr) entries_[Slot(page)] = page;
 }
 
-void MovedSpanLog::Forget(uintptr_t page) {
-  if (ReleasedBefore(page)) entries_[Slot(page)] = 0;
-}
-
 }  // namespace numa
 }  // namespace tcmalloc

@@ -77,7 +77,6 @@ class MovedSpanLog {
   bool ready() const { return entries_ != nullptr; }
   bool ReleasedBefore(uintptr_t page) const;
   void NoteReleased(uintptr_t page);
-  void Forget(uintptr_t page);
 
  private:
   static size_t Slot(uintptr_t page) {

@@ -243,7 +243,8 @@ static bool ReleaseMovedSpan(int node, const Span* span) {
   }
   switch (DecideMovedSpan(sample.elsewhere, m.released.ReleasedBefore(start))) {
     case MovedSpan::kStays:
-      m.released.Forget(start);
+      // Not forgotten when home again: a span refaulted here after its
+      // release that moves again is the ping-pong the log is for.
       return false;
     case MovedSpan::kKeep:
       AddToCounter(Counter::kMovedSpansKept, 1);
