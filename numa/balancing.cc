@@ -35,8 +35,8 @@ bool MovedSpanSampler::ShouldCheck() {
   return true;
 }
 
-void MovedSpanSampler::Checked(bool moved) {
-  if (moved) check_all_ = kCheckAllAfterMoved;
+void MovedSpanSampler::Checked(bool released) {
+  if (released) check_all_ = kCheckAllAfterMoved;
 }
 
 bool MovedSpanLog::ReleasedBefore(uintptr_t page) const {

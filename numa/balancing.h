@@ -14,10 +14,11 @@
 // small-object span on its way back to its heap may be checked, with one
 // move_pages sample of its pages, and released when they lie elsewhere: its
 // next writer faults it in on its own node (policy.h, DecideMovedSpan).
-//  - Not every span: one in kSampleEvery while none was found moved, every
-//    one for the next kCheckAllAfterMoved after one was (MovedSpanSampler).
-//    A process whose pages do not move pays one system call per
-//    kSampleEvery spans its heaps take back.
+//  - Not every span: one in kSampleEvery, and every one for the next
+//    kCheckAllAfterMoved after one was released for having moved
+//    (MovedSpanSampler): a batch's spans move together. A process whose
+//    pages do not move, or whose moved spans are all kept (below), pays one
+//    system call per kSampleEvery spans its heaps take back or hand out.
 //  - Not the same span twice: a span that moved again after it was released
 //    is memory the program keeps using from another node (a producer on one
 //    node, a consumer on another). Releasing it again would only make the
@@ -59,8 +60,9 @@ class MovedSpanSampler {
  public:
   // True when the span returning now is to be checked.
   bool ShouldCheck();
-  // The outcome of a check ShouldCheck asked for.
-  void Checked(bool moved);
+  // The outcome of a check ShouldCheck asked for: whether the span was
+  // released for having moved.
+  void Checked(bool released);
 
  private:
   uint32_t passed_;     // spans passed since the last sampled check

@@ -234,14 +234,18 @@ static bool ReleaseMovedSpan(int node, const Span* span) {
   PageSample sample;
   if (!SamplePages(start, bytes, KernelId(node), &sample)) return false;
   AddToCounter(Counter::kMovedSpansChecked, 1);
-  m.sampler.Checked(sample.elsewhere > 0);
-  if (!m.released.ready()) {
+  if (!m.released.ready() && sample.elsewhere > 0) {
     // A node whose pages never moved never pays for the log.
-    if (sample.elsewhere == 0) return false;
     m.released.Init(static_cast<uintptr_t*>(
         SparseAlloc(MovedSpanLog::kEntries * sizeof(uintptr_t))));
   }
-  switch (DecideMovedSpan(sample.elsewhere, m.released.ReleasedBefore(start))) {
+  const MovedSpan decision =
+      DecideMovedSpan(sample.elsewhere, m.released.ReleasedBefore(start));
+  // Only a fresh move calls for checking its neighbours: kept spans are the
+  // steady state of memory used across nodes, and checking every one of them
+  // would cost a system call per span for nothing.
+  m.sampler.Checked(decision == MovedSpan::kRelease);
+  switch (decision) {
     case MovedSpan::kStays:
       // Not forgotten when home again: a span refaulted here after its
       // release that moves again is the ping-pong the log is for.
