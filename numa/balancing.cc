@@ -47,5 +47,16 @@ void MovedSpanLog::NoteReleased(uintptr_t page) {
   if (entries_ != nullptr) entries_[Slot(page)] = page;
 }
 
+MovedSpan MovedSpanCheck::Judge(uintptr_t page, int pages_elsewhere) {
+  const MovedSpan decision =
+      DecideMovedSpan(pages_elsewhere, log_.ReleasedBefore(page));
+  // Only a fresh move calls for checking its neighbours: kept spans are the
+  // steady state of memory used across nodes, and checking every one of them
+  // would cost a system call per span for nothing.
+  sampler_.Checked(decision == MovedSpan::kRelease);
+  if (decision == MovedSpan::kRelease) log_.NoteReleased(page);
+  return decision;
+}
+
 }  // namespace numa
 }  // namespace tcmalloc

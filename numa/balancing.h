@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "numa/policy.h"
+
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
@@ -86,6 +88,29 @@ class MovedSpanLog {
   }
   static_assert(kEntries == size_t{1} << 12, "Slot takes 12 bits");
   uintptr_t* entries_;
+};
+
+// One node's check of its freed small-object spans: which are sampled, and
+// what a sample means given the spans released before. Zero-initialized is
+// ready (the log gets its storage at the first moved span: NeedsLog).
+class MovedSpanCheck {
+ public:
+  // True when the span passing now is to be sampled.
+  bool ShouldCheck() { return sampler_.ShouldCheck(); }
+  // True when a sample with `pages_elsewhere` needs the log, which has none.
+  bool NeedsLog(int pages_elsewhere) const {
+    return pages_elsewhere > 0 && !log_.ready();
+  }
+  void InitLog(uintptr_t* entries) { log_.Init(entries); }
+  // What to do with the span whose first page is `page`, sampled with
+  // `pages_elsewhere` pages off its heap's node (DecideMovedSpan). A release
+  // is noted, and sets every span to be checked for a while; a span found
+  // home again stays noted, so its next move keeps it (no ping-pong).
+  MovedSpan Judge(uintptr_t page, int pages_elsewhere);
+
+ private:
+  MovedSpanSampler sampler_;
+  MovedSpanLog log_;
 };
 
 }  // namespace numa

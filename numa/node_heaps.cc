@@ -215,46 +215,32 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
 
 // Each CPU node's check of its small-object spans, as they come back and as
 // they go to a central list, while the kernel balances
-// (CooperatesWithBalancing). Zero until a node's first check; used under the
-// page heap lock.
-struct MovedSpans {
-  MovedSpanSampler sampler;
-  MovedSpanLog released;
-};
-static MovedSpans g_moved[kMaxNodes];
+// (CooperatesWithBalancing). Used under the page heap lock.
+static MovedSpanCheck g_moved[kMaxNodes];
 
 // True when small-object span `span` of first-touch `node`'s heap is to be
-// released: sampled (MovedSpanSampler), its pages found elsewhere, and not
-// released for that before (DecideMovedSpan). Requires the page heap lock.
+// released: sampled, its pages found elsewhere, and not released for that
+// before (MovedSpanCheck). Requires the page heap lock.
 static bool ReleaseMovedSpan(int node, const Span* span) {
-  MovedSpans& m = g_moved[node];
-  if (!m.sampler.ShouldCheck()) return false;
+  MovedSpanCheck& check = g_moved[node];
+  if (!check.ShouldCheck()) return false;
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
   PageSample sample;
   if (!SamplePages(start, bytes, KernelId(node), &sample)) return false;
   AddToCounter(Counter::kMovedSpansChecked, 1);
-  if (!m.released.ready() && sample.elsewhere > 0) {
+  if (check.NeedsLog(sample.elsewhere)) {
     // A node whose pages never moved never pays for the log.
-    m.released.Init(static_cast<uintptr_t*>(
+    check.InitLog(static_cast<uintptr_t*>(
         SparseAlloc(MovedSpanLog::kEntries * sizeof(uintptr_t))));
   }
-  const MovedSpan decision =
-      DecideMovedSpan(sample.elsewhere, m.released.ReleasedBefore(start));
-  // Only a fresh move calls for checking its neighbours: kept spans are the
-  // steady state of memory used across nodes, and checking every one of them
-  // would cost a system call per span for nothing.
-  m.sampler.Checked(decision == MovedSpan::kRelease);
-  switch (decision) {
+  switch (check.Judge(start, sample.elsewhere)) {
     case MovedSpan::kStays:
-      // Not forgotten when home again: a span refaulted here after its
-      // release that moves again is the ping-pong the log is for.
       return false;
     case MovedSpan::kKeep:
       AddToCounter(Counter::kMovedSpansKept, 1);
       return false;
     case MovedSpan::kRelease:
-      m.released.NoteReleased(start);
       AddToCounter(Counter::kMovedSpansReleased, 1);
       return true;
   }

@@ -52,7 +52,7 @@ TEST(MovedSpanSampler, OneInKUntilOneMoved) {
   EXPECT_EQ(checks, 10);
 }
 
-TEST(MovedSpanSampler, EverySpanForAWhileAfterOneMoved) {
+TEST(MovedSpanSampler, EverySpanForAWhileAfterARelease) {
   MovedSpanSampler s{};
   while (!s.ShouldCheck()) {
   }
@@ -62,7 +62,7 @@ TEST(MovedSpanSampler, EverySpanForAWhileAfterOneMoved) {
     s.Checked(false);
   }
   EXPECT_FALSE(s.ShouldCheck()) << "back to sampling";
-  // A moved span found while checking every span starts the count afresh.
+  // A release while checking every span starts the count afresh.
   MovedSpanSampler t{};
   while (!t.ShouldCheck()) {
   }
@@ -104,6 +104,51 @@ TEST(MovedSpanLog, ACollisionForgetsTheOlderSpan) {
   }
   EXPECT_TRUE(log.ReleasedBefore(other));
   EXPECT_FALSE(log.ReleasedBefore(1));
+}
+
+TEST(MovedSpanCheck, TheLogIsMadeAtTheFirstMovedSpan) {
+  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  MovedSpanCheck check{};
+  EXPECT_FALSE(check.NeedsLog(0)) << "pages that never moved need no log";
+  EXPECT_TRUE(check.NeedsLog(1));
+  check.InitLog(entries.data());
+  EXPECT_FALSE(check.NeedsLog(1));
+}
+
+// Producer/consumer: the kernel moves a span to the consumer's node, the heap
+// releases it, the producer refaults it at home, the kernel moves it again.
+TEST(MovedSpanCheck, ASpanMovedAgainAfterItsReleaseIsKept) {
+  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  MovedSpanCheck check{};
+  check.InitLog(entries.data());
+  const uintptr_t span = 0x4040000000, other = 0x4040200000;
+  EXPECT_EQ(check.Judge(span, 0), MovedSpan::kStays);
+  EXPECT_EQ(check.Judge(span, 3), MovedSpan::kRelease);
+  EXPECT_EQ(check.Judge(span, 0), MovedSpan::kStays) << "refaulted at home";
+  EXPECT_EQ(check.Judge(span, 3), MovedSpan::kKeep) << "no second release";
+  EXPECT_EQ(check.Judge(span, 1), MovedSpan::kKeep);
+  EXPECT_EQ(check.Judge(other, 1), MovedSpan::kRelease);
+}
+
+TEST(MovedSpanCheck, OnlyAReleaseChecksEverySpan) {
+  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  MovedSpanCheck check{};
+  check.InitLog(entries.data());
+  const uintptr_t span = 0x4040000000;
+  while (!check.ShouldCheck()) {
+  }
+  ASSERT_EQ(check.Judge(span, 2), MovedSpan::kRelease);
+  for (uint32_t i = 0; i < kCheckAllAfterMoved; ++i) {
+    ASSERT_TRUE(check.ShouldCheck()) << i;
+  }
+  while (!check.ShouldCheck()) {
+  }
+  ASSERT_EQ(check.Judge(span, 2), MovedSpan::kKeep);
+  // Kept spans are the steady state of memory used from another node: back
+  // to one span in kSampleEvery.
+  int checks = 0;
+  for (uint32_t i = 0; i < kSampleEvery; ++i) checks += check.ShouldCheck();
+  EXPECT_EQ(checks, 1);
 }
 
 }  // namespace
