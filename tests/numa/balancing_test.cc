@@ -40,7 +40,7 @@ TEST(KernelBalancesPages, MissingOrMalformedIsOff) {
   EXPECT_FALSE(KernelBalancesPages(Setting("1-3\n").c_str()));
 }
 
-TEST(MovedSpanSampler, OneInKUntilOneMoved) {
+TEST(MovedSpanSampler, OneInKUntilARelease) {
   MovedSpanSampler s{};
   int checks = 0;
   for (uint32_t i = 0; i < 10 * kSampleEvery; ++i) {
