@@ -19,6 +19,7 @@
 #include "numa/placement.cc"
 #include "numa/policy.cc"
 #include "numa/region.cc"
+#include "numa/remote_free_log.cc"
 #include "numa/reuse_witness.cc"
 #include "numa/sparse_memory.cc"
 #include "numa/syscall.cc"

@@ -1,0 +1,148 @@
+// Remote frees that do not touch the object. gperftools' free lists are
+// intrusive: a thread that files a freed object under a list writes the list
+// pointer into the object. When the object's owner is another node, that
+// write is a remote cache miss on every remote free (xmalloc-test: 1.03 per
+// freed object, docs/benchmarks.md). Instead, a thread cache records such an
+// object's address and size class in a log block of its own, one block per
+// owner node; a full block goes to the owner node's inbox, and the owner's
+// threads link the objects into their central lists on their next refill,
+// where those writes are local. The freeing thread touches only its block.
+//
+// This file holds the blocks and the inboxes; the thread-cache side
+// (filling, handing over, draining) is numa/thread_cache_nodes.cc. Blocks
+// are never freed: an owner keeps drained blocks in its pool, where the next
+// log of its objects takes one. A block lives on its owner's node (the owner
+// tops its pool up with blocks it first touched): the owner, which touches
+// much memory, reads blocks locally, and the freeing thread, which touches
+// little, keeps the few it fills in its cache.
+//
+// Inside the gperftools tree this file lives at src/numa/remote_free_log.h.
+#ifndef NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
+#define NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
+
+#include <stdint.h>
+
+#include <atomic>
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// Objects a block holds: a block fills a 4 KiB page.
+inline constexpr uint32_t kLogSlots = 448;
+// A log is handed over when it holds this many bytes of objects, so that a
+// thread that frees big objects of another node keeps at most this much
+// memory from its owner (plus one object).
+inline constexpr uint64_t kLogMaxBytes = uint64_t{256} << 10;
+// An inbox takes no more blocks than this, and no more bytes of objects: a
+// node with no thread that refills would otherwise collect remote frees for
+// good. Past either, the freeing thread links the objects itself (remote
+// writes, as without logs).
+inline constexpr uint32_t kInboxMaxBlocks = 256;
+inline constexpr uint64_t kInboxMaxBytes = uint64_t{8} << 20;
+
+struct LogBlock {
+  LogBlock* next;
+  int32_t home;    // the owner node it logs for: its pool takes it back
+  uint32_t count;  // objects held
+  uint64_t bytes;  // their bytes
+  void* objects[kLogSlots];
+  uint8_t classes[kLogSlots];  // each object's plain size class
+};
+static_assert(sizeof(LogBlock) <= 4096, "a log block fits a page");
+
+// Adds `object` of plain class `cl`, `size` bytes. Requires room.
+inline void LogObject(LogBlock* block, void* object, uint32_t cl,
+                      uint64_t size) {
+  block->objects[block->count] = object;
+  block->classes[block->count] = static_cast<uint8_t>(cl);
+  block->count++;
+  block->bytes += size;
+}
+inline bool LogIsFull(const LogBlock* block) {
+  return block->count == kLogSlots || block->bytes >= kLogMaxBytes;
+}
+
+// A spin lock held for a few instructions (no syscall, no allocation), so
+// that a thread waiting for it is never waiting long.
+class LogLock {
+ public:
+  void Lock();
+  void Unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+// A stack of blocks any thread may push onto, emptied in one exchange:
+// without a pop of one block there is no ABA case and no lock.
+class BlockStack {
+ public:
+  // Pushes the chain first..last (linked through next).
+  void Push(LogBlock* first, LogBlock* last);
+  // The whole stack, newest first; nullptr if empty.
+  LogBlock* TakeAll() {
+    return head_.exchange(nullptr, std::memory_order_acquire);
+  }
+  bool Empty() const {
+    return head_.load(std::memory_order_relaxed) == nullptr;
+  }
+
+ private:
+  std::atomic<LogBlock*> head_{nullptr};
+};
+
+// One node's inbox of full blocks (objects it owns, freed on other nodes)
+// and its pool of empty blocks (blocks its threads fill).
+class alignas(64) NodeInbox {
+ public:
+  // Takes a full block unless the inbox is at kInboxMaxBlocks or
+  // kInboxMaxBytes; false leaves the block with the caller.
+  bool Offer(LogBlock* block);
+  // Every block offered and not yet taken, newest first; the counts drop
+  // by what was taken.
+  LogBlock* TakeAll();
+  // One relaxed load: the refill path asks this first.
+  bool HasBlocks() const { return !full_.Empty(); }
+  // Bytes of objects in blocks offered and not yet taken.
+  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+  // An empty block of the pool, or nullptr.
+  LogBlock* TakeEmpty();
+  // Back to the pool, emptied.
+  void GiveEmpty(LogBlock* block);
+  // Blocks in the pool (a relaxed read).
+  uint32_t pool_size() const {
+    return pool_size_.load(std::memory_order_relaxed);
+  }
+
+  // The pool's lock, held across fork() so that the child's pool is whole.
+  void LockPool() { pool_lock_.Lock(); }
+  void UnlockPool() { pool_lock_.Unlock(); }
+
+ private:
+  BlockStack full_;
+  std::atomic<uint32_t> blocks_{0};
+  std::atomic<uint64_t> bytes_{0};
+  // The pool pops one block at a time, so it takes a lock (a stack popped
+  // by several threads has the ABA case).
+  LogLock pool_lock_;
+  LogBlock* pool_ = nullptr;  // guarded by pool_lock_
+  std::atomic<uint32_t> pool_size_{0};
+};
+
+// The log that threads without a thread cache on one node share for one
+// owner node: their free() would link the object into the owner's central
+// list, a write into it.
+struct alignas(64) SharedLog {
+  LogLock lock;
+  LogBlock* block = nullptr;  // guarded by lock
+};
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_

@@ -1,0 +1,153 @@
+// The inboxes and block pools of logged remote frees: what an inbox takes,
+// what it refuses (its caps keep an idle owner from collecting frees for
+// good), and that concurrent offers all come out once.
+#include "numa/remote_free_log.h"
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+std::unique_ptr<LogBlock> FullBlock(uint64_t bytes) {
+  auto block = std::make_unique<LogBlock>();
+  block->next = nullptr;
+  block->home = 1;
+  block->count = 0;
+  block->bytes = 0;
+  static char object;
+  while (!LogIsFull(block.get())) LogObject(block.get(), &object, 3, 8);
+  block->bytes = bytes;
+  return block;
+}
+
+int Length(const LogBlock* b) {
+  int n = 0;
+  for (; b != nullptr; b = b->next) ++n;
+  return n;
+}
+
+TEST(RemoteFreeLog, ABlockIsFullAtItsSlotsOrItsBytes) {
+  LogBlock block = {};
+  static char object;
+  for (uint32_t i = 0; i + 1 < kLogSlots; ++i)
+    LogObject(&block, &object, 5, 16);
+  EXPECT_FALSE(LogIsFull(&block));
+  LogObject(&block, &object, 5, 16);
+  EXPECT_TRUE(LogIsFull(&block));
+  EXPECT_EQ(block.classes[0], 5);
+
+  LogBlock big = {};
+  LogObject(&big, &object, 60, kLogMaxBytes);
+  EXPECT_TRUE(LogIsFull(&big)) << "one object of kLogMaxBytes fills a block";
+}
+
+TEST(RemoteFreeLog, AnInboxGivesBackWhatItTookNewestFirst) {
+  NodeInbox inbox;
+  EXPECT_FALSE(inbox.HasBlocks());
+  auto a = FullBlock(100), b = FullBlock(200);
+  ASSERT_TRUE(inbox.Offer(a.get()));
+  ASSERT_TRUE(inbox.Offer(b.get()));
+  EXPECT_TRUE(inbox.HasBlocks());
+  EXPECT_EQ(inbox.bytes(), 300u);
+  LogBlock* taken = inbox.TakeAll();
+  EXPECT_EQ(taken, b.get());
+  EXPECT_EQ(taken->next, a.get());
+  EXPECT_EQ(Length(taken), 2);
+  EXPECT_EQ(inbox.bytes(), 0u);
+  EXPECT_FALSE(inbox.HasBlocks());
+  EXPECT_EQ(inbox.TakeAll(), nullptr);
+}
+
+TEST(RemoteFreeLog, AnInboxRefusesPastItsBlockCap) {
+  NodeInbox inbox;
+  std::vector<std::unique_ptr<LogBlock>> blocks;
+  for (uint32_t i = 0; i < kInboxMaxBlocks; ++i) {
+    blocks.push_back(FullBlock(8));
+    ASSERT_TRUE(inbox.Offer(blocks.back().get())) << i;
+  }
+  auto one_more = FullBlock(8);
+  EXPECT_FALSE(inbox.Offer(one_more.get()));
+  EXPECT_EQ(Length(inbox.TakeAll()), static_cast<int>(kInboxMaxBlocks));
+  EXPECT_TRUE(inbox.Offer(one_more.get())) << "taking makes room";
+}
+
+TEST(RemoteFreeLog, AnInboxRefusesPastItsByteCap) {
+  NodeInbox inbox;
+  auto half = FullBlock(kInboxMaxBytes / 2),
+       other = FullBlock(kInboxMaxBytes / 2);
+  auto more = FullBlock(1);
+  ASSERT_TRUE(inbox.Offer(half.get()));
+  ASSERT_TRUE(inbox.Offer(other.get()));
+  EXPECT_FALSE(inbox.Offer(more.get()));
+  EXPECT_EQ(inbox.bytes(), kInboxMaxBytes);
+  inbox.TakeAll();
+  // An empty inbox takes one block whatever its size: the freeing thread
+  // must be able to hand over a log of one big object.
+  auto huge = FullBlock(2 * kInboxMaxBytes);
+  EXPECT_TRUE(inbox.Offer(huge.get()));
+}
+
+TEST(RemoteFreeLog, ThePoolHandsBackEmptiedBlocks) {
+  NodeInbox inbox;
+  EXPECT_EQ(inbox.TakeEmpty(), nullptr);
+  auto a = FullBlock(64), b = FullBlock(64);
+  inbox.GiveEmpty(a.get());
+  inbox.GiveEmpty(b.get());
+  LogBlock* first = inbox.TakeEmpty();
+  EXPECT_EQ(first, b.get());
+  EXPECT_EQ(first->count, 0u);
+  EXPECT_EQ(first->bytes, 0u);
+  EXPECT_EQ(inbox.TakeEmpty(), a.get());
+  EXPECT_EQ(inbox.TakeEmpty(), nullptr);
+}
+
+// Four threads offer while one takes: every block accepted comes out of the
+// inbox exactly once, and the counts end at zero.
+TEST(RemoteFreeLog, ConcurrentOffersComeOutOnce) {
+  constexpr int kThreads = 4, kPerThread = 2000;
+  NodeInbox inbox;
+  std::vector<std::unique_ptr<LogBlock>> blocks;
+  for (int i = 0; i < kThreads * kPerThread; ++i)
+    blocks.push_back(FullBlock(1));
+  std::atomic<int> accepted{0}, producers_left{kThreads};
+  std::vector<int> seen(blocks.size(), 0);
+  std::thread taker([&] {
+    for (;;) {
+      const bool last = producers_left.load() == 0;
+      for (LogBlock* b = inbox.TakeAll(); b != nullptr; b = b->next) {
+        for (size_t i = 0; i < blocks.size(); ++i) {
+          if (blocks[i].get() == b) ++seen[i];
+        }
+      }
+      if (last) return;
+    }
+  });
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        while (!inbox.Offer(blocks[t * kPerThread + i].get())) {
+          std::this_thread::yield();  // the taker makes room
+        }
+        accepted.fetch_add(1);
+      }
+      producers_left.fetch_sub(1);
+    });
+  }
+  for (auto& p : producers) p.join();
+  taker.join();
+  EXPECT_EQ(accepted.load(), kThreads * kPerThread);
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << i;
+  EXPECT_EQ(inbox.bytes(), 0u);
+  EXPECT_FALSE(inbox.HasBlocks());
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
