@@ -204,9 +204,19 @@ void UnlockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
   g_placed_lock.Unlock();
 }
 
+namespace {
+// Set while this thread links in another node's logged frees
+// (LinkingRemoteFrees): they were freed elsewhere, though linked on their
+// owner's node.
+__attribute__((tls_model("initial-exec"))) thread_local bool
+    t_linking_remote_frees = false;
+}  // namespace
+
+void LinkingRemoteFrees(bool linking) { t_linking_remote_frees = linking; }
+
 bool TransferCacheTakes(int region, void* start, int n) {
   if (CooperatesWithBalancing() && region < kMaxNodes &&
-      CurrentNode() != region) {
+      (CurrentNode() != region || t_linking_remote_frees)) {
     return false;
   }
   if (!StraysPossible()) return true;

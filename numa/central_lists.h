@@ -42,6 +42,10 @@ ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
 // handed straight to the owner's next allocation, remote.
 ATTRIBUTE_VISIBILITY_HIDDEN bool TransferCacheTakes(int region, void* start,
                                                     int n);
+// Brackets the linking of logged remote frees (numa/remote_free_log.h),
+// which happens on the owner's node: TransferCacheTakes treats them as freed
+// on another node, which they were.
+ATTRIBUTE_VISIBILITY_HIDDEN void LinkingRemoteFrees(bool linking);
 
 // Every list of `region`, all classes: a CPU node's (for the fork handlers
 // and the idle-node drain), or a placed region's (numa/region.h), whose

@@ -67,8 +67,9 @@ bool ParseStats(const char* v) {
 
 RemoteFree ParseRemoteFree(const char* v) {
   if (v == nullptr || StrEq(v, "owner")) return RemoteFree::kOwner;
+  if (StrEq(v, "owner-lists")) return RemoteFree::kOwnerLists;
   if (StrEq(v, "local")) return RemoteFree::kLocal;
-  Warn("TCMALLOC_NUMA_REMOTE_FREE", v, "owner|local", "owner");
+  Warn("TCMALLOC_NUMA_REMOTE_FREE", v, "owner|owner-lists|local", "owner");
   return RemoteFree::kOwner;
 }
 

@@ -26,7 +26,11 @@ enum class BindPolicy : uint8_t {
 // Where a small object freed by a thread on another node goes
 // (TCMALLOC_NUMA_REMOTE_FREE).
 enum class RemoteFree : uint8_t {
-  kOwner,  // back to its owner's central lists, in batches
+  kOwner,       // logged without touching it; the owner's threads link it
+                // into their central lists (numa/remote_free_log.h)
+  kOwnerLists,  // as kOwner, but filed on a list of the freeing thread's
+                // cache (a write into the object), back to the owner in
+                // batches
   kLocal,  // into the freeing thread's cache, for reuse there (vanilla speed)
 };
 

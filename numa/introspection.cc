@@ -12,6 +12,7 @@
 #include "numa/numa.h"
 #include "numa/region.h"
 #include "numa/reuse_witness.h"
+#include "numa/thread_cache_nodes.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -78,6 +79,18 @@ size_t PlacedListBytes(int region) {
   return r != nullptr ? r->free_bytes(region) : 0;
 }
 
+const char* RemoteFreePolicyName() {
+  switch (RemoteFreePolicy()) {
+    case RemoteFree::kOwner:
+      return "owner";
+    case RemoteFree::kOwnerLists:
+      return "owner-lists";
+    case RemoteFree::kLocal:
+      break;
+  }
+  return "local";
+}
+
 unsigned long long CountOf(Counter c) {
   return static_cast<unsigned long long>(CounterValue(c));
 }
@@ -98,6 +111,7 @@ constexpr CounterName kCounters[] = {
     {"moved_spans_checked", Counter::kMovedSpansChecked},
     {"moved_spans_released", Counter::kMovedSpansReleased},
     {"moved_spans_kept", Counter::kMovedSpansKept},
+    {"inbox_full_objects", Counter::kInboxFullObjects},
 };
 
 // tcmalloc.numa.refused_<call>: the errno the kernel refused it with.
@@ -310,6 +324,8 @@ bool GetNumaProperty(const char* name, size_t* value) {
     *value = region.committed;
   } else if (strcmp(field, "central_cache_free_bytes") == 0) {
     *value = CentralFreeBytes(node);
+  } else if (strcmp(field, "remote_free_inbox_bytes") == 0) {
+    *value = ThreadCacheNodes::InboxBytes(node);
   } else if (strcmp(field, "pageheap_system_bytes") == 0) {
     *value = stats.system_bytes;
   } else if (strcmp(field, "pageheap_free_bytes") == 0) {
@@ -370,13 +386,13 @@ void DumpNumaStats(TCMalloc_Printer* out) {
   out->printf(
       "NUMA small objects: %d CPU nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "
-      "flushed, %llu rerouted, %llu borrowed\n",
-      NodesWithCentralLists(),
-      RemoteFreePolicy() == RemoteFree::kLocal ? "local" : "owner",
+      "flushed, %llu rerouted, %llu borrowed, %llu linked in by their "
+      "freeing thread\n",
+      NodesWithCentralLists(), RemoteFreePolicyName(),
       MigrationPolicy() == Migration::kDrain ? "drain" : "flush",
       CountOf(Counter::kRemoteFreeObjects), CountOf(Counter::kThreadMigrations),
       CountOf(Counter::kFlushedObjects), CountOf(Counter::kReroutedObjects),
-      CountOf(Counter::kBorrowedObjects));
+      CountOf(Counter::kBorrowedObjects), CountOf(Counter::kInboxFullObjects));
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;

@@ -293,6 +293,8 @@ enum class Counter : int {
                         // (CooperatesWithBalancing)
   kMovedSpansReleased,  // of those, released: the kernel had moved pages away
   kMovedSpansKept,      // of those, kept: moved away again after a release
+  kInboxFullObjects,    // remote frees the freeing thread linked in itself:
+                        // their owner's inbox was full
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);

@@ -34,7 +34,7 @@ inline constexpr uint32_t kLogSlots = 448;
 // A log is handed over when it holds this many bytes of objects, so that a
 // thread that frees big objects of another node keeps at most this much
 // memory from its owner (plus one object).
-inline constexpr uint64_t kLogMaxBytes = uint64_t{256} << 10;
+inline constexpr uint64_t kLogMaxBytes = uint64_t{64} << 10;
 // An inbox takes no more blocks than this, and no more bytes of objects: a
 // node with no thread that refills would otherwise collect remote frees for
 // good. Past either, the freeing thread links the objects itself (remote

@@ -9,7 +9,9 @@
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
 #include "numa/numa.h"
+#include "numa/remote_free_log.h"
 #include "numa/sized_metadata_allocator.h"
+#include "numa/sparse_memory.h"
 #include "static_vars.h"
 
 namespace tcmalloc {
@@ -38,12 +40,109 @@ int ThisThreadsNode() {
 
 bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 
+// Remote frees are logged (TCMALLOC_NUMA_REMOTE_FREE=owner, node classes).
+bool g_logs = false;
+// Where a cache's logs start in its node-list storage (LogsOf).
+size_t g_logs_offset = 0;
+NodeInbox g_inboxes[kMaxCpuNodes];
+// [freeing node][owner node]; untouched but for the pairs that free.
+SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
+
+// Log blocks, a page each, carved from mappings of their own (SparseAlloc:
+// no huge pages), so that each block's page lands on the node of the thread
+// that first writes it.
+constexpr size_t kBlockPage = 4096;
+constexpr size_t kBlockChunk = 64 * kBlockPage;
+LogLock g_block_chunk_lock;
+char* g_block_chunk = nullptr;  // guarded by g_block_chunk_lock
+size_t g_block_chunk_left = 0;
+
+// A new block for `owner`'s objects, on this thread's node; nullptr if the
+// system has no memory for one.
+LogBlock* AllocateBlock(int owner) {
+  static_assert(sizeof(LogBlock) <= kBlockPage, "a block is a page");
+  g_block_chunk_lock.Lock();
+  if (g_block_chunk_left == 0) {
+    g_block_chunk = static_cast<char*>(SparseAlloc(kBlockChunk));
+    g_block_chunk_left = g_block_chunk == nullptr ? 0 : kBlockChunk;
+  }
+  LogBlock* block = nullptr;
+  if (g_block_chunk_left > 0) {
+    block = reinterpret_cast<LogBlock*>(g_block_chunk);
+    g_block_chunk += kBlockPage;
+    g_block_chunk_left -= kBlockPage;
+  }
+  g_block_chunk_lock.Unlock();
+  if (block == nullptr) return nullptr;
+  memset(block, 0, sizeof(LogBlock));  // the first touch places the page
+  block->home = owner;
+  return block;
+}
+
+// An empty block for a log of `owner`'s objects: from the owner's pool,
+// else a new one; nullptr if there is none (the free then takes the list
+// path).
+LogBlock* NewBlock(int owner) {
+  LogBlock* block = g_inboxes[owner].TakeEmpty();
+  return block != nullptr ? block : AllocateBlock(owner);
+}
+
+// Blocks a node keeps ready in its pool, made by its own threads (on their
+// refills) so that they lie on its node: 32 KiB a node.
+constexpr uint32_t kPoolTarget = 8;
+
+// Links a block's objects into `node`'s central lists, class by class, in
+// batches a transfer cache takes whole. The writes into the objects happen
+// here: on the owner's node when it drains its inbox.
+void LinkIntoCentralLists(const LogBlock* block, int node) {
+  LinkingRemoteFrees(true);
+  struct Chain {
+    void* head;
+    void* tail;
+    int length;
+  };
+  Chain chains[kClassSizesMax];
+  uint64_t started[kClassSizesMax / 64] = {};
+  for (uint32_t i = 0; i < block->count; ++i) {
+    const uint32_t cl = block->classes[i];
+    void* object = block->objects[i];
+    Chain& chain = chains[cl];
+    const uint64_t bit = uint64_t{1} << (cl % 64);
+    if ((started[cl / 64] & bit) == 0) {
+      started[cl / 64] |= bit;
+      SLL_SetNext(object, nullptr);
+      chain.head = chain.tail = object;
+      chain.length = 1;
+    } else {
+      SLL_Push(&chain.head, object);
+      chain.length++;
+    }
+    if (chain.length == Static::sizemap()->num_objects_to_move(cl)) {
+      Static::central_cache()[NodeClass(node, cl)].InsertRange(
+          chain.head, chain.tail, chain.length);
+      started[cl / 64] &= ~bit;
+    }
+  }
+  for (uint32_t word = 0; word < kClassSizesMax / 64; ++word) {
+    for (uint64_t left = started[word]; left != 0; left &= left - 1) {
+      const uint32_t cl = word * 64 + __builtin_ctzll(left);
+      Static::central_cache()[NodeClass(node, cl)].InsertRange(
+          chains[cl].head, chains[cl].tail, chains[cl].length);
+    }
+  }
+  LinkingRemoteFrees(false);
+}
+
 }  // namespace
 
 void ThreadCacheNodes::InitModule() {
   SetNodeClasses(NodesWithCentralLists() > 1 &&
-                 RemoteFreePolicy() == RemoteFree::kOwner);
-  if (NodeClasses()) g_storage.Init(NodesWithLists() * kNodeListsBytes);
+                 RemoteFreePolicy() != RemoteFree::kLocal);
+  g_logs = NodeClasses() && RemoteFreePolicy() == RemoteFree::kOwner;
+  g_logs_offset = NodesWithLists() * kNodeListsBytes;
+  if (NodeClasses()) {
+    g_storage.Init(NodesWithLists() * (kNodeListsBytes + sizeof(LogBlock*)));
+  }
 }
 
 void ThreadCacheNodes::SetUpNode(ThreadCache* cache, int node) {
@@ -83,6 +182,7 @@ void ThreadCacheNodes::Init(ThreadCache* cache) {
 }
 
 void ThreadCacheNodes::Release(ThreadCache* cache) {
+  if (g_logs) HandOverAll(cache);
   for (int node = 0; node < NodesWithLists(); ++node) {
     if (!NodeInUse(cache->node_lists_in_use_, node)) continue;
     ThreadCache::FreeList* lists = &cache->node_lists_[NodeClass(node, 0)];
@@ -121,7 +221,15 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
   AddToCounter(Counter::kThreadMigrations, 1);
   // The old node's objects go back while they are still this cache's own,
   // so that they do not count as remote frees.
-  if (action == OnMigration::kSwitchAndFlush) Flush(cache, old_node);
+  if (action == OnMigration::kSwitchAndFlush) {
+    Flush(cache, old_node);
+    // With logs, the old node's lists go back to zero, so that its objects
+    // freed from now on are logged like any other node's.
+    if (g_logs) {
+      memset(&cache->node_lists_[NodeClass(old_node, 0)], 0, kNodeListsBytes);
+      cache->node_lists_in_use_ &= ~(uint64_t{1} << old_node);
+    }
+  }
   cache->node_ = node;
   RefreshLocalRange(cache);
   if (!NodeClasses()) return;  // one node-blind set of lists: nothing to move
@@ -135,6 +243,12 @@ void ThreadCacheNodes::DrainIdleNodes(int self) {
   uint64_t idle = TakeIdleNodes(self, NodesWithCentralLists());
   for (; idle != 0; idle &= idle - 1) {
     const int node = __builtin_ctzll(idle);
+    // Remote frees it never came for, linked in from here (before its
+    // transfer caches go back, which they may have entered).
+    if (g_logs) {
+      DrainInbox(node);
+      FlushSharedLogsTo(node);
+    }
     CentralFreeList* lists = CentralListsOf(node);
     int objects = 0;
     for (uint32_t cl = 1; cl < Static::num_size_classes(); ++cl) {
@@ -144,10 +258,216 @@ void ThreadCacheNodes::DrainIdleNodes(int self) {
   }
 }
 
+LogBlock** ThreadCacheNodes::LogsOf(ThreadCache* cache) {
+  return reinterpret_cast<LogBlock**>(
+      reinterpret_cast<char*>(cache->node_lists_) + g_logs_offset);
+}
+
+bool ThreadCacheNodes::TookRemoteFree(ThreadCache* cache, void* ptr,
+                                      uint32_t cl) {
+  const int node = ClassNode(cl);
+  // A node whose lists are set up (the thread lived there) keeps taking
+  // its objects on them.
+  if (!g_logs || NodeInUse(cache->node_lists_in_use_, node)) return false;
+  LogBlock** log = &LogsOf(cache)[node];
+  if (*log == nullptr && (*log = NewBlock(node)) == nullptr) {
+    return false;
+  }
+  const uint32_t base = BaseClass(cl);
+  LogObject(*log, ptr, base, Static::sizemap()->ByteSizeForClass(base));
+  if (LogIsFull(*log)) HandOver(cache, node);
+  return true;
+}
+
+}  // namespace numa
+
+// Declared in thread_cache.h, whose inline Deallocate calls it.
+void ThreadCache::DeallocateSlow(void* ptr, uint32_t cl) {
+  numa::ThreadCacheNodes::DeallocateSlow(this, ptr, cl);
+}
+
+namespace numa {
+
+// The common case, a remote free into a log that has room, runs without a
+// call (so without a stack frame); everything else is a tail call.
+void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
+                                      uint32_t cl) {
+  const int node = ClassNode(cl);
+  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node)) {
+    LogBlock* log = LogsOf(cache)[node];
+    if (log != nullptr) {
+      const uint32_t base = BaseClass(cl);
+      LogObject(log, ptr, base, Static::sizemap()->ByteSizeForClass(base));
+      if (PREDICT_FALSE(LogIsFull(log))) return HandOver(cache, node);
+      return;
+    }
+  }
+  return DeallocateSlower(cache, ptr, cl);
+}
+
+void ThreadCacheNodes::DeallocateSlower(ThreadCache* cache, void* ptr,
+                                        uint32_t cl) {
+  if (TookRemoteFree(cache, ptr, cl)) return;
+  ThreadCache::FreeList* list = &cache->node_lists_[cl];
+  list->Push(ptr);
+  cache->ListTooLong(list, cl);
+}
+
+bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
+  AddToCounter(Counter::kRemoteFreeObjects, block->count);
+  if (g_inboxes[node].Offer(block)) return true;
+  // The owner's inbox is full (no thread of it has refilled for a while):
+  // the objects go in from here, remote writes as without logs.
+  AddToCounter(Counter::kInboxFullObjects, block->count);
+  LinkIntoCentralLists(block, node);
+  block->count = 0;
+  block->bytes = 0;
+  return false;
+}
+
+void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
+  LogBlock** log = &LogsOf(cache)[node];
+  // A block that was not taken stays, emptied, as the log.
+  if (HandOverBlock(*log, node)) *log = nullptr;
+}
+
+void ThreadCacheNodes::FreeWithoutCache(void* ptr, uint32_t cl) {
+  if (TookCachelessFree(ptr, cl)) return;
+  SLL_SetNext(ptr, nullptr);
+  Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
+}
+
+bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
+  if (!g_logs) return false;
+  const int owner = ClassNode(cl);
+  const int here = ThisThreadsNode();
+  if (owner == here) return false;
+  SharedLog& log = g_shared_logs[here][owner];
+  log.lock.Lock();
+  if (log.block == nullptr && (log.block = NewBlock(owner)) == nullptr) {
+    log.lock.Unlock();
+    return false;
+  }
+  const uint32_t base = BaseClass(cl);
+  LogObject(log.block, ptr, base, Static::sizemap()->ByteSizeForClass(base));
+  LogBlock* full = nullptr;
+  if (LogIsFull(log.block)) {
+    full = log.block;
+    log.block = nullptr;
+  }
+  log.lock.Unlock();
+  if (full != nullptr && !HandOverBlock(full, owner)) {
+    g_inboxes[full->home].GiveEmpty(full);
+  }
+  return true;
+}
+
+void ThreadCacheNodes::FlushSharedLogsTo(int owner) {
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    SharedLog& log = g_shared_logs[here][owner];
+    log.lock.Lock();
+    LogBlock* block = log.block;
+    log.block = nullptr;
+    log.lock.Unlock();
+    if (block == nullptr) continue;
+    AddToCounter(Counter::kRemoteFreeObjects, block->count);
+    LinkIntoCentralLists(block, owner);
+    g_inboxes[block->home].GiveEmpty(block);
+  }
+}
+
+void ThreadCacheNodes::HandOverAll(ThreadCache* cache) {
+  LogBlock** logs = LogsOf(cache);
+  for (int node = 0; node < NodesWithLists(); ++node) {
+    if (logs[node] == nullptr) continue;
+    if (logs[node]->count > 0) HandOver(cache, node);
+    if (logs[node] != nullptr) {  // emptied, not handed over
+      g_inboxes[logs[node]->home].GiveEmpty(logs[node]);
+      logs[node] = nullptr;
+    }
+  }
+}
+
+void ThreadCacheNodes::DrainInbox(int node) {
+  for (LogBlock* block = g_inboxes[node].TakeAll(); block != nullptr;) {
+    LogBlock* next = block->next;
+    LinkIntoCentralLists(block, node);
+    g_inboxes[block->home].GiveEmpty(block);
+    block = next;
+  }
+}
+
+void ThreadCacheNodes::TopUpPool(int node) {
+  while (g_inboxes[node].pool_size() < kPoolTarget) {
+    LogBlock* block = AllocateBlock(node);
+    if (block == nullptr) return;
+    g_inboxes[node].GiveEmpty(block);
+  }
+}
+
+uint64_t ThreadCacheNodes::LoggedBytes() {
+  if (!g_logs) return 0;
+  uint64_t bytes = 0;
+  for (int node = 0; node < NodesWithLists(); ++node) {
+    bytes += g_inboxes[node].bytes();
+  }
+  // Logs not yet handed over; their threads fill them as this reads (a
+  // block is never freed, so a stale pointer still reads a block).
+  for (ThreadCache* h = ThreadCache::thread_heaps_; h != nullptr;
+       h = h->next_) {
+    LogBlock** logs = LogsOf(h);
+    for (int node = 0; node < NodesWithLists(); ++node) {
+      const LogBlock* log = logs[node];
+      if (log != nullptr) bytes += log->bytes;
+    }
+  }
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    for (int owner = 0; owner < NodesWithLists(); ++owner) {
+      const LogBlock* log = g_shared_logs[here][owner].block;
+      if (log != nullptr) bytes += log->bytes;
+    }
+  }
+  return bytes;
+}
+
+uint64_t ThreadCacheNodes::InboxBytes(int node) {
+  return g_logs && node < NodesWithLists() ? g_inboxes[node].bytes() : 0;
+}
+
+// Shared logs before pools: TookCachelessFree takes a pool's lock inside a
+// shared log's.
+void ThreadCacheNodes::LockLogPools() NO_THREAD_SAFETY_ANALYSIS {
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    for (int owner = 0; owner < NodesWithLists(); ++owner) {
+      g_shared_logs[here][owner].lock.Lock();
+    }
+  }
+  for (int node = 0; node < NodesWithLists(); ++node) {
+    g_inboxes[node].LockPool();
+  }
+}
+
+void ThreadCacheNodes::UnlockLogPools() NO_THREAD_SAFETY_ANALYSIS {
+  for (int node = 0; node < NodesWithLists(); ++node) {
+    g_inboxes[node].UnlockPool();
+  }
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    for (int owner = 0; owner < NodesWithLists(); ++owner) {
+      g_shared_logs[here][owner].lock.Unlock();
+    }
+  }
+}
+
 void* ThreadCacheNodes::BeforeRefill(ThreadCache* cache, uint32_t cl,
                                      int32_t byte_size) {
   if (NodesWithCentralLists() == 1) return nullptr;
   Refresh(cache);
+  if (g_logs) {
+    // One cache line, which other nodes' frees write only per block.
+    const NodeInbox& inbox = g_inboxes[cache->node_];
+    if (inbox.HasBlocks()) DrainInbox(cache->node_);
+    if (inbox.pool_size() < kPoolTarget) TopUpPool(cache->node_);
+  }
   if (NoteRefill(cache->node_)) DrainIdleNodes(cache->node_);
   ThreadCache::FreeList* list = &cache->alloc_lists_[cl];
   if (list->empty()) return nullptr;

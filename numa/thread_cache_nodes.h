@@ -15,6 +15,12 @@
 // (one node, the layer off, TCMALLOC_NUMA_REMOTE_FREE=local) the cache uses
 // vanilla's own list_ for everything, refilled from its node's central lists.
 //
+// A remote free (an object of another node) under TCMALLOC_NUMA_REMOTE_FREE=
+// owner does not go onto a list: another node's lists stay zero, so their
+// frees take Deallocate's slow path, which logs the object without touching
+// it (numa/remote_free_log.h) and the owner's threads link it in on their
+// next refill. Under owner-lists it goes onto the list, as above.
+//
 // A thread's node is checked only on slow paths (a refill, a scavenge, a
 // page-level allocation); TCMALLOC_NUMA_MIGRATION says what happens to the
 // old node's objects then (DecideMigration, numa/policy.h).
@@ -30,6 +36,7 @@
 #include "common.h"
 #include "internal_logging.h"
 #include "numa/numa.h"
+#include "numa/remote_free_log.h"
 #include "thread_cache.h"
 
 namespace tcmalloc {
@@ -86,6 +93,27 @@ class ThreadCacheNodes {
   static void* Borrow(ThreadCache* cache,
                       uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
 
+  // Deallocate's slow path (the list is at its length limit, or zero): logs
+  // a remote free, else pushes the object and calls ListTooLong, as
+  // vanilla's Deallocate does. cl is a node class.
+  static void DeallocateSlow(ThreadCache* cache, void* ptr,
+                             uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // free() of a thread without a cache: vanilla links the object into its
+  // central list (a write into it); another node's object is logged instead,
+  // in a log the node's cacheless threads share. cl is a node class.
+  static void FreeWithoutCache(void* ptr,
+                               uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Bytes of remote frees handed to their owner and not yet linked in, for
+  // the thread-cache figures of the stats (objects still in a thread's own
+  // log count in its Size()).
+  static uint64_t LoggedBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Of those, the bytes in `node`'s inbox: freed on other nodes, waiting
+  // for a refill on `node` to link them in.
+  static uint64_t InboxBytes(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The logs' block pools, held across fork().
+  static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
+
   // ListTooLong's first question: was this the first object freed to a node
   // whose lists this cache never set up? Then they are set up now, the
   // object stays, and it returns true.
@@ -110,6 +138,32 @@ class ThreadCacheNodes {
                         int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void Flush(ThreadCache* cache, int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void DrainIdleNodes(int self) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // DeallocateSlow but for a log with room: a new log, or no log at all.
+  static void DeallocateSlower(ThreadCache* cache, void* ptr,
+                               uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // True when the object was logged as a remote free (FreeWithoutCache).
+  static bool TookCachelessFree(void* ptr,
+                                uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // True when the object was logged as a remote free.
+  static bool TookRemoteFree(ThreadCache* cache, void* ptr,
+                             uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The cache's logs of remote frees, by owner node: after its node lists
+  // in their storage.
+  static LogBlock** LogsOf(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A full block to `node`'s inbox: true if taken, else its objects were
+  // linked in from here and it is empty.
+  static bool HandOverBlock(LogBlock* block,
+                            int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Every shared log's partial block for `owner`, linked in from here.
+  static void FlushSharedLogsTo(int owner) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A full log (or every log, at thread exit) to its owner.
+  static void HandOver(ThreadCache* cache,
+                       int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void HandOverAll(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // `node`'s inbox into its central lists.
+  static void DrainInbox(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A thread of `node` fills its pool of blocks up to kPoolTarget.
+  static void TopUpPool(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
 };
 
 ALWAYS_INLINE void ThreadCacheNodes::DeallocateLocal(ThreadCache* cache,

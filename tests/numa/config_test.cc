@@ -129,7 +129,7 @@ TEST(Config, BadValueWarnsOnceAndUsesDefault) {
        "0\n"},
       {"TCMALLOC_NUMA_REMOTE_FREE", "remote",
        "tcmalloc: ignoring TCMALLOC_NUMA_REMOTE_FREE=remote (expected "
-       "owner|local); using owner\n"},
+       "owner|owner-lists|local); using owner\n"},
       {"TCMALLOC_NUMA_MIGRATION", "never",
        "tcmalloc: ignoring TCMALLOC_NUMA_MIGRATION=never (expected "
        "flush|drain); using flush\n"},

@@ -32,6 +32,11 @@ bool LocalControl() {
   return v != nullptr && strcmp(v, "local") == 0;
 }
 
+bool OwnerListsControl() {
+  const char* v = getenv("TCMALLOC_NUMA_REMOTE_FREE");
+  return v != nullptr && strcmp(v, "owner-lists") == 0;
+}
+
 size_t Property(const std::string& name) {
   size_t value = 0;
   EXPECT_TRUE(
@@ -155,6 +160,9 @@ TEST_F(FakeTwoNodes, CentralFreeBytesArePerNode) {
     FreeAll(freed);
     MallocExtension::instance()->MarkThreadIdle();
   });
+  // Logged remote frees wait in node 0's inbox until a refill on node 0
+  // links them in: a new thread's first allocation is one.
+  OnCpu(0, [] {});
   // Not all of it: making room in a transfer cache may evict another class's
   // slot back to its spans, which leaves the central lists.
   EXPECT_GE(CentralFreeBytes(0), node0_before + kObjects * kSize * 3 / 4);
@@ -186,12 +194,89 @@ TEST_F(FakeTwoNodes, MigratedThreadStopsUsingItsOldNodesObjects) {
   FreeAll(on_node1);
 }
 
+// A remote free writes nothing into the object: the freeing thread logs it,
+// node 0's inbox holds it, and its bytes read as AllocateMany left them
+// until a refill on node 0 links it in. Under owner-lists the freeing
+// thread's list pointers land in the objects, and the measure sees them.
+TEST_F(FakeTwoNodes, RemoteFreesLeaveTheObjectUntouched) {
+  if (LocalControl()) GTEST_SKIP() << "owner mode only";
+  constexpr size_t kSize = 96;  // a class no other test here uses
+  std::vector<void*> objects;
+  OnCpu(0, [&] { objects = AllocateMany(kSize, kObjects); });
+  const size_t inbox_before =
+      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
+  int untouched = 0;
+  OnCpu(1, [&] {
+    FreeAll(objects);
+    MallocExtension::instance()->MarkThreadIdle();  // hands its logs over
+    for (void* p : objects) {
+      uint64_t first_word;
+      memcpy(&first_word, p, sizeof(first_word));
+      untouched += first_word == 0x5a5a5a5a5a5a5a5aull;
+    }
+  });
+  const size_t inbox_after =
+      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
+  if (OwnerListsControl()) {
+    EXPECT_LT(untouched, kObjects / 2) << "the measure sees list pointers";
+    EXPECT_EQ(inbox_after, 0u);
+  } else {
+    EXPECT_EQ(untouched, kObjects);
+    EXPECT_GE(inbox_after, inbox_before + kObjects * kSize);
+  }
+  // A refill on node 0 links them in and reuses them there.
+  std::vector<void*> again;
+  OnCpu(0, [&] { again = AllocateMany(kSize, kObjects); });
+  EXPECT_EQ(Property("tcmalloc.numa.node0.remote_free_inbox_bytes"), 0u);
+  EXPECT_GT(Overlap(objects, again), kObjects / 2);
+  FreeAll(again);
+}
+
+// The same for a thread that never allocates, so has no cache (xmalloc-test's
+// releasers): vanilla links each object it frees into the central list.
+TEST_F(FakeTwoNodes, CachelessRemoteFreesLeaveTheObjectUntouched) {
+  if (LocalControl()) GTEST_SKIP() << "owner mode only";
+  constexpr size_t kSize = 112;  // a class no other test here uses
+  std::vector<void*> objects;
+  OnCpu(0, [&] { objects = AllocateMany(kSize, kObjects); });
+  const size_t inbox_before =
+      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
+  int untouched = 0;
+  std::thread releaser([&] {
+    // No malloc on this thread: it gets no cache.
+    if (!PinToCpu(1)) return;
+    for (void* p : objects) free(p);
+    for (void* p : objects) {
+      uint64_t first_word;
+      memcpy(&first_word, p, sizeof(first_word));
+      untouched += first_word == 0x5a5a5a5a5a5a5a5aull;
+    }
+  });
+  releaser.join();
+  const size_t inbox_after =
+      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
+  if (OwnerListsControl()) {
+    EXPECT_LT(untouched, kObjects / 2) << "the measure sees list pointers";
+  } else {
+    EXPECT_EQ(untouched, kObjects);
+    // Whole blocks of 448 reached the inbox; the rest waits in the log.
+    EXPECT_GE(inbox_after, inbox_before + (kObjects / 448) * 448 * kSize);
+  }
+  std::vector<void*> again;
+  OnCpu(0, [&] { again = AllocateMany(kSize, kObjects); });
+  EXPECT_GT(Overlap(objects, again), kObjects / 2);
+  FreeAll(again);
+}
+
 // The CPU nodes split vanilla's per-class transfer-cache cap: for 48-byte
 // objects (a class no other test here uses) vanilla keeps at most 64 batches
 // of 32, so each of 2 nodes keeps 32 (48 KiB), and the nodes together no
 // more than vanilla's one cache.
 TEST_F(FakeTwoNodes, TransferCachesShareVanillasCap) {
   constexpr size_t kNodeCap = 32 * 32 * 48;
+  // Earlier tests' remote frees wait in node 0's inbox; a refill there links
+  // them in (into transfer caches too) before the count starts.
+  OnCpu(0, [] {});
   const size_t before = Property("tcmalloc.transfer_cache_free_bytes");
   // A thread that exits returns its cache to node 0's lists in batches.
   OnCpu(0, [] { FreeAll(AllocateMany(48, 4 * kObjects)); });
@@ -295,6 +380,9 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
       if (strcmp(argv[i], "--local-control") == 0) {
         setenv("TCMALLOC_NUMA_REMOTE_FREE", "local", 1);
+      }
+      if (strcmp(argv[i], "--owner-lists-control") == 0) {
+        setenv("TCMALLOC_NUMA_REMOTE_FREE", "owner-lists", 1);
       }
     }
     execv("/proc/self/exe", argv);
