@@ -180,6 +180,17 @@ void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
 
 }  // namespace
 
+uintptr_t PageMapCacheStagger(int node) {
+  // The low kCpuNodeBits of the node, bit-reversed: 1 -> 1/2 of the period,
+  // 2 -> 1/4, 3 -> 3/4, 4 -> 1/8, ...: any first n nodes lie as far apart
+  // as n starts can.
+  uintptr_t reversed = 0;
+  for (int bit = 0; bit < kStaggerBits; ++bit) {
+    if ((node >> bit) & 1) reversed |= uintptr_t{1} << (kStaggerBits - 1 - bit);
+  }
+  return reversed * (kPageMapCachePeriod >> kStaggerBits);
+}
+
 void RegionWindow(int id, uintptr_t* begin, uintptr_t* end) {
   if (id == kInterleavedRegion) {
     *begin = kInterleavedBase + kRegionGuard;
@@ -192,7 +203,8 @@ void RegionWindow(int id, uintptr_t* begin, uintptr_t* end) {
     *end = part + kNamedPartSize;
   } else {
     const uintptr_t window = static_cast<uintptr_t>(id) << kWindowShift;
-    *begin = id == 0 ? kNode0RegionStart : window + kRegionGuard;
+    *begin = id == 0 ? kNode0RegionStart
+                     : window + kRegionGuard + PageMapCacheStagger(id);
     *end = window + kWindowSize;
   }
 }

@@ -62,6 +62,21 @@ inline constexpr uintptr_t kNode0RegionStart =
 // A region starts this far into its window, so two nodes' memory is never
 // adjacent (the page heap must never see neighbours of different nodes).
 inline constexpr uintptr_t kRegionGuard = uintptr_t{1} << 30;  // 1 GiB
+// Upstream's page-map class cache (PackedCache, which free() reads first) is
+// direct-mapped by page number: 2^16 entries of 8 KiB pages repeat every
+// 512 MiB of address space. Regions that started at the same offset into
+// their windows would put node n's k-th page and node m's k-th page in the
+// same entry, and nodes that grow in step would evict each other's entries
+// on every free (larson, docs/benchmarks.md). So node n's region starts
+// PageMapCacheStagger(n) further in: a fraction of that period, whole
+// commit granules (8 MiB steps), less than 512 MiB, so the page before the
+// region still falls in the same page-map leaf. TCMALLOC_SMALL_BUT_SLOW
+// builds (2^12 entries, a 32 MiB period) and other page sizes are not
+// staggered apart by it.
+inline constexpr uintptr_t kPageMapCachePeriod = uintptr_t{512} << 20;
+inline constexpr int kStaggerBits = 6;
+uintptr_t PageMapCacheStagger(int node);
+
 // Commits are whole transparent huge pages, and multiples of every kernel
 // page size up to 2 MiB (4, 16 and 64 KiB kernels).
 inline constexpr size_t kCommitGranule = size_t{2} << 20;

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -81,6 +82,35 @@ TEST(RegionWindow, DisjointOneWindowEach) {
     prev_end = end;
   }
   EXPECT_LE(prev_end, uintptr_t{81} << 40);
+}
+
+// Node regions start at different offsets into upstream's page-map cache
+// period, so nodes growing in step never share that direct-mapped cache's
+// entries: node 1 half a period from node 0, nodes 2 and 3 at the quarters,
+// and the first 64 nodes all apart, in whole commit granules, within the
+// 2 GiB page-map leaf of the region's first page.
+TEST(RegionWindow, NodeStartsStaggeredOverThePageMapCachePeriod) {
+  uintptr_t begin[kMaxNodes], end;
+  for (int node = 0; node < kMaxNodes; ++node) {
+    RegionWindow(node, &begin[node], &end);
+  }
+  auto phase = [&](int node) { return begin[node] % kPageMapCachePeriod; };
+  EXPECT_EQ((phase(1) + kPageMapCachePeriod - phase(0)) % kPageMapCachePeriod,
+            kPageMapCachePeriod / 2);
+  EXPECT_EQ((phase(2) + kPageMapCachePeriod - phase(0)) % kPageMapCachePeriod,
+            kPageMapCachePeriod / 4);
+  std::set<uintptr_t> phases;
+  for (int node = 0; node < 64 && node < kMaxNodes; ++node) {
+    phases.insert(phase(node));
+    EXPECT_EQ(begin[node] % kCommitGranule, 0u) << node;
+    const uintptr_t window = static_cast<uintptr_t>(node) << kWindowShift;
+    if (node > 0) {
+      EXPECT_EQ((begin[node] - 1) >> 31, (window + kRegionGuard) >> 31)
+          << node << ": the page before it shares the first page's leaf";
+    }
+  }
+  EXPECT_EQ(phases.size(),
+            static_cast<size_t>(kMaxNodes < 64 ? kMaxNodes : 64));
 }
 
 // A placed region reserves its first chunk at its first growth, with or
