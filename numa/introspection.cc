@@ -12,7 +12,7 @@
 #include "numa/numa.h"
 #include "numa/region.h"
 #include "numa/reuse_witness.h"
-#include "numa/thread_cache_nodes.h"
+#include "numa/remote_free_log.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -325,7 +325,8 @@ bool GetNumaProperty(const char* name, size_t* value) {
   } else if (strcmp(field, "central_cache_free_bytes") == 0) {
     *value = CentralFreeBytes(node);
   } else if (strcmp(field, "remote_free_inbox_bytes") == 0) {
-    *value = ThreadCacheNodes::InboxBytes(node);
+    // Freed on other nodes, waiting for a refill on `node` to link them in.
+    *value = node < kMaxInboxes ? InboxOf(node).bytes() : 0;
   } else if (strcmp(field, "pageheap_system_bytes") == 0) {
     *value = stats.system_bytes;
   } else if (strcmp(field, "pageheap_free_bytes") == 0) {

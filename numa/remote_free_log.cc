@@ -3,6 +3,11 @@
 
 namespace tcmalloc {
 namespace numa {
+namespace {
+NodeInbox g_inboxes[kMaxInboxes];
+}  // namespace
+
+NodeInbox& InboxOf(int node) { return g_inboxes[node]; }
 
 void BlockStack::Push(LogBlock* first, LogBlock* last) {
   LogBlock* head = head_.load(std::memory_order_relaxed);

@@ -29,8 +29,10 @@
 namespace tcmalloc {
 namespace numa {
 
-// Objects a block holds: a block fills a 4 KiB page.
-inline constexpr uint32_t kLogSlots = 448;
+// Objects a block holds: a block fills two 4 KiB pages. The per-block costs
+// (handing it over, taking it from a pool: a few cache lines other nodes
+// wrote) are spread over this many frees.
+inline constexpr uint32_t kLogSlots = 904;
 // A log is handed over when it holds this many bytes of objects, so that a
 // thread that frees big objects of another node keeps at most this much
 // memory from its owner (plus one object).
@@ -44,13 +46,15 @@ inline constexpr uint64_t kInboxMaxBytes = uint64_t{8} << 20;
 
 struct LogBlock {
   LogBlock* next;
-  int32_t home;    // the owner node it logs for: its pool takes it back
-  uint32_t count;  // objects held
-  uint64_t bytes;  // their bytes
+  int32_t home;       // the owner node it logs for
+  int32_t placed_on;  // the node whose thread first wrote it: its pool takes
+                      // it back, to log that node's objects
+  uint32_t count;     // objects held
+  uint64_t bytes;     // their bytes
   void* objects[kLogSlots];
   uint8_t classes[kLogSlots];  // each object's plain size class
 };
-static_assert(sizeof(LogBlock) <= 4096, "a log block fits a page");
+static_assert(sizeof(LogBlock) <= 8192, "a log block fits two pages");
 
 // Adds `object` of plain class `cl`, `size` bytes. Requires room.
 inline void LogObject(LogBlock* block, void* object, uint32_t cl,
@@ -131,6 +135,10 @@ class alignas(64) NodeInbox {
   LogBlock* pool_ = nullptr;  // guarded by pool_lock_
   std::atomic<uint32_t> pool_size_{0};
 };
+
+// Node `node`'s inbox (node < kMaxInboxes).
+inline constexpr int kMaxInboxes = 64;
+NodeInbox& InboxOf(int node);
 
 // The log that threads without a thread cache on one node share for one
 // owner node: their free() would link the object into the owner's central

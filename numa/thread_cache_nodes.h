@@ -107,9 +107,6 @@ class ThreadCacheNodes {
   // the thread-cache figures of the stats (objects still in a thread's own
   // log count in its Size()).
   static uint64_t LoggedBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Of those, the bytes in `node`'s inbox: freed on other nodes, waiting
-  // for a refill on `node` to link them in.
-  static uint64_t InboxBytes(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The logs' block pools, held across fork().
   static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
   static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
