@@ -84,6 +84,25 @@ void FreeAll(const std::vector<void*>& v) {
   for (void* p : v) free(p);
 }
 
+// Objects whose first word still reads as AllocateMany wrote it: after a
+// free, nothing wrote into them (the memory stays mapped: it is the heap's).
+int Untouched(const std::vector<void*>& objects) {
+  int untouched = 0;
+  for (void* p : objects) {
+    uint64_t first_word;
+    memcpy(&first_word, p, sizeof(first_word));
+    untouched += first_word == 0x5a5a5a5a5a5a5a5aull;
+  }
+  return untouched;
+}
+
+size_t Node0InboxBytes() {
+  size_t value = 0;
+  MallocExtension::instance()->GetNumericProperty(
+      "tcmalloc.numa.node0.remote_free_inbox_bytes", &value);
+  return value;
+}
+
 int Overlap(const std::vector<void*>& a, const std::vector<void*>& b) {
   const std::set<void*> seen(a.begin(), a.end());
   int n = 0;
@@ -98,6 +117,16 @@ class FakeTwoNodes : public ::testing::Test {
     ASSERT_EQ(Property("tcmalloc.numa.cpu_nodes"), 2u);
   }
 };
+
+// A refill on node 0 links in what its inbox holds, and node 0 hands the
+// objects out again: most of `freed` comes back.
+void ExpectReusedOnNode0(const std::vector<void*>& freed, size_t size) {
+  std::vector<void*> again;
+  OnCpu(0, [&] { again = AllocateMany(size, kObjects); });
+  EXPECT_EQ(Node0InboxBytes(), 0u);
+  EXPECT_GT(Overlap(freed, again), kObjects / 2);
+  FreeAll(again);
+}
 
 // Node 0 allocates; a thread on node 1 frees, then allocates the same sizes.
 // Owner mode: none of node 0's objects comes back on node 1, every one of
@@ -194,79 +223,64 @@ TEST_F(FakeTwoNodes, MigratedThreadStopsUsingItsOldNodesObjects) {
   FreeAll(on_node1);
 }
 
-// A remote free writes nothing into the object: the freeing thread logs it,
-// node 0's inbox holds it, and its bytes read as AllocateMany left them
-// until a refill on node 0 links it in. Under owner-lists the freeing
-// thread's list pointers land in the objects, and the measure sees them.
-TEST_F(FakeTwoNodes, RemoteFreesLeaveTheObjectUntouched) {
-  if (LocalControl()) GTEST_SKIP() << "owner mode only";
-  constexpr size_t kSize = 96;  // a class no other test here uses
+// Node 0 allocates objects of `size` (a class no other test here uses);
+// `free_on_node1` frees them from node 1 and returns how many of them still
+// read as AllocateMany left them. A remote free writes nothing into the
+// object: the freeing thread logs it, node 0's inbox holds it (at least
+// `inbox_at_least` of its bytes: the rest waits in a partial log) until a
+// refill on node 0 links it in. Under owner-lists the freeing thread's list
+// pointers land in the objects, and the measure sees them.
+template <typename FreeOnNode1>
+void ExpectRemoteFreesUntouched(size_t size, size_t inbox_at_least,
+                                FreeOnNode1 free_on_node1) {
   std::vector<void*> objects;
-  OnCpu(0, [&] { objects = AllocateMany(kSize, kObjects); });
-  const size_t inbox_before =
-      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
-  int untouched = 0;
-  OnCpu(1, [&] {
-    FreeAll(objects);
-    MallocExtension::instance()->MarkThreadIdle();  // hands its logs over
-    for (void* p : objects) {
-      uint64_t first_word;
-      memcpy(&first_word, p, sizeof(first_word));
-      untouched += first_word == 0x5a5a5a5a5a5a5a5aull;
-    }
-  });
-  const size_t inbox_after =
-      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
+  OnCpu(0, [&] { objects = AllocateMany(size, kObjects); });
+  const size_t inbox_before = Node0InboxBytes();
+  const int untouched = free_on_node1(objects);
   if (OwnerListsControl()) {
     EXPECT_LT(untouched, kObjects / 2) << "the measure sees list pointers";
-    EXPECT_EQ(inbox_after, 0u);
+    EXPECT_EQ(Node0InboxBytes(), 0u);
   } else {
     EXPECT_EQ(untouched, kObjects);
-    EXPECT_GE(inbox_after, inbox_before + kObjects * kSize);
+    EXPECT_GE(Node0InboxBytes(), inbox_before + inbox_at_least);
   }
-  // A refill on node 0 links them in and reuses them there.
-  std::vector<void*> again;
-  OnCpu(0, [&] { again = AllocateMany(kSize, kObjects); });
-  EXPECT_EQ(Property("tcmalloc.numa.node0.remote_free_inbox_bytes"), 0u);
-  EXPECT_GT(Overlap(objects, again), kObjects / 2);
-  FreeAll(again);
+  ExpectReusedOnNode0(objects, size);
+}
+
+// A thread with a cache hands its logs over when it goes idle.
+TEST_F(FakeTwoNodes, RemoteFreesLeaveTheObjectUntouched) {
+  if (LocalControl()) GTEST_SKIP() << "owner mode only";
+  constexpr size_t kSize = 96;
+  ExpectRemoteFreesUntouched(kSize, kObjects * kSize, [](auto& objects) {
+    int untouched = 0;
+    OnCpu(1, [&] {
+      FreeAll(objects);
+      MallocExtension::instance()->MarkThreadIdle();  // hands its logs over
+      untouched = Untouched(objects);
+    });
+    return untouched;
+  });
 }
 
 // The same for a thread that never allocates, so has no cache (xmalloc-test's
-// releasers): vanilla links each object it frees into the central list.
+// releasers): vanilla links each object it frees into the central list. Its
+// node's shared log hands over whole blocks (904 objects or 64 KiB of them,
+// numa/remote_free_log.h) and keeps the rest.
 TEST_F(FakeTwoNodes, CachelessRemoteFreesLeaveTheObjectUntouched) {
   if (LocalControl()) GTEST_SKIP() << "owner mode only";
-  constexpr size_t kSize = 112;  // a class no other test here uses
-  std::vector<void*> objects;
-  OnCpu(0, [&] { objects = AllocateMany(kSize, kObjects); });
-  const size_t inbox_before =
-      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
-  int untouched = 0;
-  std::thread releaser([&] {
-    // No malloc on this thread: it gets no cache.
-    if (!PinToCpu(1)) return;
-    for (void* p : objects) free(p);
-    for (void* p : objects) {
-      uint64_t first_word;
-      memcpy(&first_word, p, sizeof(first_word));
-      untouched += first_word == 0x5a5a5a5a5a5a5a5aull;
-    }
-  });
-  releaser.join();
-  const size_t inbox_after =
-      Property("tcmalloc.numa.node0.remote_free_inbox_bytes");
-  if (OwnerListsControl()) {
-    EXPECT_LT(untouched, kObjects / 2) << "the measure sees list pointers";
-  } else {
-    EXPECT_EQ(untouched, kObjects);
-    // Whole blocks (904 objects or 64 KiB of them, numa/remote_free_log.h)
-    // reached the inbox; the rest, less than a block, waits in the log.
-    EXPECT_GE(inbox_after + (64 << 10), inbox_before + kObjects * kSize);
-  }
-  std::vector<void*> again;
-  OnCpu(0, [&] { again = AllocateMany(kSize, kObjects); });
-  EXPECT_GT(Overlap(objects, again), kObjects / 2);
-  FreeAll(again);
+  constexpr size_t kSize = 112;
+  ExpectRemoteFreesUntouched(kSize, kObjects * kSize - (64 << 10),
+                             [](auto& objects) {
+                               int untouched = 0;
+                               std::thread releaser([&] {
+                                 // No malloc on this thread: it gets no cache.
+                                 if (!PinToCpu(1)) return;
+                                 for (void* p : objects) free(p);
+                                 untouched = Untouched(objects);
+                               });
+                               releaser.join();
+                               return untouched;
+                             });
 }
 
 // The CPU nodes split vanilla's per-class transfer-cache cap: for 48-byte
