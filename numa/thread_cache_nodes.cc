@@ -91,6 +91,23 @@ LogBlock* AllocateBlock(int owner) {
 // An emptied block back to the pool of the node it lies on, to log that
 // node's objects next (a block a freeing thread had to make lies on its
 // node, not its owner's).
+// An object of plain class `cl` out of `log` (the last such entry), or
+// nullptr; `log` may be null. Linear in the block: only for borrowing, when
+// a node has nothing left.
+void* TakeFromLog(LogBlock* log, uint32_t cl) {
+  if (log == nullptr) return nullptr;
+  for (uint32_t i = log->count; i-- > 0;) {
+    if (log->classes[i] != cl) continue;
+    void* object = log->objects[i];
+    log->count--;
+    log->objects[i] = log->objects[log->count];
+    log->classes[i] = log->classes[log->count];
+    log->bytes -= Static::sizemap()->ByteSizeForClass(cl);
+    return object;
+  }
+  return nullptr;
+}
+
 void ReturnBlock(LogBlock* block) {
   block->home = block->placed_on;
   InboxOf(block->placed_on).GiveEmpty(block);
@@ -495,9 +512,15 @@ void* ThreadCacheNodes::BeforeRefill(ThreadCache* cache, uint32_t cl,
 void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
   int order[kMaxNodes];
   const int count = BorrowFrom(cache->node_, numa::Borrow::kObjects, order);
-  // This cache's own lists of other nodes first: no lock, and the objects a
-  // new_handler just freed are there.
+  // This cache's own lists and logs of other nodes first: no lock, and the
+  // objects a new_handler just freed are there.
   for (int i = 0; i < count && NodeClasses(); ++i) {
+    if (g_logs) {
+      if (void* object = TakeFromLog(LogsOf(cache)[order[i]], cl)) {
+        AddToCounter(Counter::kBorrowedObjects, 1);
+        return object;
+      }
+    }
     if (!NodeInUse(cache->node_lists_in_use_, order[i])) continue;
     ThreadCache::FreeList* list = &cache->node_lists_[NodeClass(order[i], cl)];
     if (list->empty()) continue;
@@ -506,6 +529,8 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
     return list->Pop();
   }
   for (int i = 0; i < count; ++i) {
+    // Remote frees handed to that node and not linked in yet.
+    if (g_logs && InboxOf(order[i]).HasBlocks()) DrainInbox(order[i]);
     void *start, *end;
     if (CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1) == 1) {
       AddToCounter(Counter::kBorrowedObjects, 1);
