@@ -208,8 +208,8 @@ namespace {
 // Set while this thread links in another node's logged frees
 // (LinkingRemoteFrees): they were freed elsewhere, though linked on their
 // owner's node.
-__attribute__((tls_model("initial-exec"))) thread_local bool
-    t_linking_remote_frees = false;
+__attribute__((tls_model(
+    "initial-exec"))) thread_local bool t_linking_remote_frees = false;
 }  // namespace
 
 void LinkingRemoteFrees(bool linking) { t_linking_remote_frees = linking; }

@@ -11,8 +11,8 @@
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/region.h"
-#include "numa/reuse_witness.h"
 #include "numa/remote_free_log.h"
+#include "numa/reuse_witness.h"
 #include "page_heap.h"
 #include "static_vars.h"
 

@@ -29,8 +29,9 @@ static_assert(NodeClass(kMaxCpuNodes, 0) <=
 #if !defined(TCMALLOC_SMALL_BUT_SLOW) && !defined(TCMALLOC_PAGE_SIZE_SHIFT)
 // Node regions are staggered over the class cache's period (numa/region.h).
 static_assert(kPageMapCachePeriod ==
-                  uintptr_t{1} << (PackedCache<kAddressBits - kPageShift>::kHashbits +
-                                   kPageShift),
+                  uintptr_t{1}
+                      << (PackedCache<kAddressBits - kPageShift>::kHashbits +
+                          kPageShift),
               "the region stagger follows the page map's class cache");
 #endif
 
