@@ -86,8 +86,8 @@ class ThreadCacheNodes {
 
   // The thread's node has no object of class cl and cannot get one: one
   // object of another CPU node (Borrow::kObjects, nearest first), from this
-  // cache's lists of that node, else from its central list; nullptr if none
-  // has one. One at a time: a borrowed object is handed out at once and never
+  // cache's lists or log of that node, else from its central list (its inbox
+  // linked in first); nullptr if none has one. One at a time: a borrowed object is handed out at once and never
   // sits in the thread's own lists, so no central list ever receives another
   // node's object from a cache that sorts by owner.
   static void* Borrow(ThreadCache* cache,
