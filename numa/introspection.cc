@@ -326,7 +326,7 @@ bool GetNumaProperty(const char* name, size_t* value) {
     *value = CentralFreeBytes(node);
   } else if (strcmp(field, "remote_free_inbox_bytes") == 0) {
     // Freed on other nodes, waiting for a refill on `node` to link them in.
-    *value = node < kMaxInboxes ? InboxOf(node).bytes() : 0;
+    *value = node < kMaxCpuNodes ? InboxOf(node).bytes() : 0;
   } else if (strcmp(field, "pageheap_system_bytes") == 0) {
     *value = stats.system_bytes;
   } else if (strcmp(field, "pageheap_free_bytes") == 0) {

@@ -4,7 +4,7 @@
 namespace tcmalloc {
 namespace numa {
 namespace {
-NodeInbox g_inboxes[kMaxInboxes];
+NodeInbox g_inboxes[kMaxCpuNodes];
 }  // namespace
 
 NodeInbox& InboxOf(int node) { return g_inboxes[node]; }

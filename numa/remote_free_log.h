@@ -24,6 +24,8 @@
 
 #include <atomic>
 
+#include "numa/node_class.h"
+
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
@@ -46,7 +48,6 @@ inline constexpr uint64_t kInboxMaxBytes = uint64_t{8} << 20;
 
 struct LogBlock {
   LogBlock* next;
-  int32_t home;       // the owner node it logs for
   int32_t placed_on;  // the node whose thread first wrote it: its pool takes
                       // it back, to log that node's objects
   uint32_t count;     // objects held
@@ -136,8 +137,7 @@ class alignas(64) NodeInbox {
   std::atomic<uint32_t> pool_size_{0};
 };
 
-// Node `node`'s inbox (node < kMaxInboxes).
-inline constexpr int kMaxInboxes = 64;
+// CPU node `node`'s inbox (node < kMaxCpuNodes).
 NodeInbox& InboxOf(int node);
 
 // The log that threads without a thread cache on one node share for one

@@ -53,7 +53,6 @@ bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 bool g_logs = false;
 // Where a cache's logs start in its node-list storage (LogsOf).
 size_t g_logs_offset = 0;
-static_assert(kMaxCpuNodes <= kMaxInboxes, "an inbox for every CPU node");
 // [freeing node][owner node]; untouched but for the pairs that free.
 SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
 
@@ -66,9 +65,9 @@ LogLock g_block_chunk_lock;
 char* g_block_chunk = nullptr;  // guarded by g_block_chunk_lock
 size_t g_block_chunk_left = 0;
 
-// A new block for `owner`'s objects, on this thread's node; nullptr if the
-// system has no memory for one.
-LogBlock* AllocateBlock(int owner) {
+// A new block, on this thread's node; nullptr if the system has no memory
+// for one.
+LogBlock* AllocateBlock() {
   static_assert(sizeof(LogBlock) <= kBlockBytes, "a block is two pages");
   g_block_chunk_lock.Lock();
   if (g_block_chunk_left == 0) {
@@ -84,14 +83,18 @@ LogBlock* AllocateBlock(int owner) {
   g_block_chunk_lock.Unlock();
   if (block == nullptr) return nullptr;
   memset(block, 0, sizeof(LogBlock));  // the first touch places the pages
-  block->home = owner;
   block->placed_on = ThisThreadsNode();
   return block;
 }
 
-// An emptied block back to the pool of the node it lies on, to log that
-// node's objects next (a block a freeing thread had to make lies on its
-// node, not its owner's).
+// Appends `object` of node class `cl` to `log`, which has room; true when
+// that filled it.
+bool AppendRemoteFree(LogBlock* log, void* object, uint32_t cl) {
+  const uint32_t base = BaseClass(cl);
+  LogObject(log, object, base, Static::sizemap()->ByteSizeForClass(base));
+  return LogIsFull(log);
+}
+
 // An object of plain class `cl` out of `log` (the last such entry), or
 // nullptr; `log` may be null. Linear in the block: only for borrowing, when
 // a node has nothing left.
@@ -109,8 +112,10 @@ void* TakeFromLog(LogBlock* log, uint32_t cl) {
   return nullptr;
 }
 
+// An emptied block back to the pool of the node it lies on, to log that
+// node's objects next (a block a freeing thread had to make lies on its
+// node, not its owner's).
 void ReturnBlock(LogBlock* block) {
-  block->home = block->placed_on;
   InboxOf(block->placed_on).GiveEmpty(block);
 }
 
@@ -119,7 +124,7 @@ void ReturnBlock(LogBlock* block) {
 // path).
 LogBlock* NewBlock(int owner) {
   LogBlock* block = InboxOf(owner).TakeEmpty();
-  return block != nullptr ? block : AllocateBlock(owner);
+  return block != nullptr ? block : AllocateBlock();
 }
 
 // Blocks a node keeps ready in its pool, made by its own threads on their
@@ -190,6 +195,11 @@ void ThreadCacheNodes::SetUpNode(ThreadCache* cache, int node) {
   cache->node_lists_in_use_ |= uint64_t{1} << node;
 }
 
+void ThreadCacheNodes::TearDownNode(ThreadCache* cache, int node) {
+  memset(&cache->node_lists_[NodeClass(node, 0)], 0, kNodeListsBytes);
+  cache->node_lists_in_use_ &= ~(uint64_t{1} << node);
+}
+
 void ThreadCacheNodes::RefreshLocalRange(ThreadCache* cache) {
   cache->local_begin_ = 0;
   cache->local_size_ = 0;
@@ -229,7 +239,7 @@ void ThreadCacheNodes::Release(ThreadCache* cache) {
                                      lists[cl].length());
       }
     }
-    if (NodeClasses()) memset(lists, 0, kNodeListsBytes);
+    if (NodeClasses()) TearDownNode(cache, node);
   }
 }
 
@@ -262,10 +272,7 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
     Flush(cache, old_node);
     // With logs, the old node's lists go back to zero, so that its objects
     // freed from now on are logged like any other node's.
-    if (g_logs) {
-      memset(&cache->node_lists_[NodeClass(old_node, 0)], 0, kNodeListsBytes);
-      cache->node_lists_in_use_ &= ~(uint64_t{1} << old_node);
-    }
+    if (g_logs) TearDownNode(cache, old_node);
   }
   cache->node_ = node;
   RefreshLocalRange(cache);
@@ -300,22 +307,6 @@ LogBlock** ThreadCacheNodes::LogsOf(ThreadCache* cache) {
       reinterpret_cast<char*>(cache->node_lists_) + g_logs_offset);
 }
 
-bool ThreadCacheNodes::TookRemoteFree(ThreadCache* cache, void* ptr,
-                                      uint32_t cl) {
-  const int node = ClassNode(cl);
-  // A node whose lists are set up (the thread lived there) keeps taking
-  // its objects on them.
-  if (!g_logs || NodeInUse(cache->node_lists_in_use_, node)) return false;
-  LogBlock** log = &LogsOf(cache)[node];
-  if (*log == nullptr && (*log = NewBlock(node)) == nullptr) {
-    return false;
-  }
-  const uint32_t base = BaseClass(cl);
-  LogObject(*log, ptr, base, Static::sizemap()->ByteSizeForClass(base));
-  if (LogIsFull(*log)) HandOver(cache, node);
-  return true;
-}
-
 }  // namespace numa
 
 // Declared in thread_cache.h, whose inline Deallocate calls it.
@@ -326,16 +317,18 @@ void ThreadCache::DeallocateSlow(void* ptr, uint32_t cl) {
 namespace numa {
 
 // The common case, a remote free into a log that has room, runs without a
-// call (so without a stack frame); everything else is a tail call.
+// call (so without a stack frame); everything else is a tail call. A node
+// whose lists are set up (the thread lived there) keeps taking its objects
+// on them.
 void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
                                       uint32_t cl) {
   const int node = ClassNode(cl);
   if (g_logs && !NodeInUse(cache->node_lists_in_use_, node)) {
     LogBlock* log = LogsOf(cache)[node];
     if (log != nullptr) {
-      const uint32_t base = BaseClass(cl);
-      LogObject(log, ptr, base, Static::sizemap()->ByteSizeForClass(base));
-      if (PREDICT_FALSE(LogIsFull(log))) return HandOver(cache, node);
+      if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
+        return HandOver(cache, node);
+      }
       return;
     }
   }
@@ -344,7 +337,13 @@ void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
 
 void ThreadCacheNodes::DeallocateSlower(ThreadCache* cache, void* ptr,
                                         uint32_t cl) {
-  if (TookRemoteFree(cache, ptr, cl)) return;
+  const int node = ClassNode(cl);
+  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node)) {
+    LogBlock** log = &LogsOf(cache)[node];
+    if ((*log = NewBlock(node)) != nullptr) {
+      return DeallocateSlow(cache, ptr, cl);
+    }
+  }
   ThreadCache::FreeList* list = &cache->node_lists_[cl];
   list->Push(ptr);
   cache->ListTooLong(list, cl);
@@ -385,10 +384,8 @@ bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
     log.lock.Unlock();
     return false;
   }
-  const uint32_t base = BaseClass(cl);
-  LogObject(log.block, ptr, base, Static::sizemap()->ByteSizeForClass(base));
   LogBlock* full = nullptr;
-  if (LogIsFull(log.block)) {
+  if (AppendRemoteFree(log.block, ptr, cl)) {
     full = log.block;
     log.block = nullptr;
   }
@@ -436,7 +433,7 @@ void ThreadCacheNodes::DrainInbox(int node) {
 
 void ThreadCacheNodes::TopUpPool(int node) {
   for (uint32_t n = InboxOf(node).pool_size(); n < kPoolTarget; ++n) {
-    LogBlock* block = AllocateBlock(node);
+    LogBlock* block = AllocateBlock();
     if (block == nullptr) return;
     ReturnBlock(block);  // to `node`'s pool, unless the thread just moved
   }

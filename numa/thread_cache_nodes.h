@@ -87,9 +87,10 @@ class ThreadCacheNodes {
   // The thread's node has no object of class cl and cannot get one: one
   // object of another CPU node (Borrow::kObjects, nearest first), from this
   // cache's lists or log of that node, else from its central list (its inbox
-  // linked in first); nullptr if none has one. One at a time: a borrowed object is handed out at once and never
-  // sits in the thread's own lists, so no central list ever receives another
-  // node's object from a cache that sorts by owner.
+  // linked in first); nullptr if none has one. One at a time: a borrowed object
+  // is handed out at once and never sits in the thread's own lists, so no
+  // central list ever receives another node's object from a cache that sorts by
+  // owner.
   static void* Borrow(ThreadCache* cache,
                       uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
 
@@ -133,17 +134,17 @@ class ThreadCacheNodes {
 
   static void SetUpNode(ThreadCache* cache,
                         int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // SetUpNode undone: `node`'s lists zero again (empty, not in use).
+  static void TearDownNode(ThreadCache* cache,
+                           int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void Flush(ThreadCache* cache, int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void DrainIdleNodes(int self) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // DeallocateSlow but for a log with room: a new log, or no log at all.
+  // DeallocateSlow but for a log with room: a new log, or the list path.
   static void DeallocateSlower(ThreadCache* cache, void* ptr,
                                uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
   // True when the object was logged as a remote free (FreeWithoutCache).
   static bool TookCachelessFree(void* ptr,
                                 uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // True when the object was logged as a remote free.
-  static bool TookRemoteFree(ThreadCache* cache, void* ptr,
-                             uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The cache's logs of remote frees, by owner node: after its node lists
   // in their storage.
   static LogBlock** LogsOf(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;

@@ -17,7 +17,6 @@ namespace {
 std::unique_ptr<LogBlock> FullBlock(uint64_t bytes) {
   auto block = std::make_unique<LogBlock>();
   block->next = nullptr;
-  block->home = 1;
   block->placed_on = 1;
   block->count = 0;
   block->bytes = 0;
