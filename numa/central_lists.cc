@@ -11,6 +11,7 @@
 #include "linked_list.h"
 #include "numa/numa.h"
 #include "numa/region.h"
+#include "numa/sparse_memory.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -19,6 +20,12 @@ namespace numa {
 namespace {
 
 CentralFreeList* g_lists;
+
+// One node's lists: a whole number of pages, so that no two nodes' lists
+// share one.
+constexpr size_t kNodeListsBytes = kClassSizesMax * sizeof(CentralFreeList);
+static_assert(kNodeListsBytes % 4096 == 0,
+              "a node's central lists must fill whole pages");
 
 // A placed list's cache in front of it (CentralListsOf's header).
 struct PlacedCache {
@@ -72,29 +79,53 @@ void ForEachPlaced(Fn fn) {
 }  // namespace
 
 CentralFreeList* MakeCentralLists(CentralFreeList* one_node) {
-  int nodes = NumCpuNodes();
-  g_lists = one_node;
+  const int nodes = NumCpuNodes();
   if (nodes > 1) {
-    const size_t bytes = nodes * kClassSizesMax * sizeof(CentralFreeList);
-    const uintptr_t align = alignof(CentralFreeList);
-    uintptr_t p = reinterpret_cast<uintptr_t>(MetaDataAlloc(bytes + align));
-    if (p != 0) {
-      g_lists =
-          reinterpret_cast<CentralFreeList*>((p + align - 1) & ~(align - 1));
-      for (int i = 0; i < nodes * kClassSizesMax; ++i) {
-        new (&g_lists[i]) CentralFreeList();
-      }
-    } else {
-      nodes = 1;  // no metadata left: small objects share vanilla's lists
+    // Each node's lists start a page and stay untouched until that node's
+    // first thread cache makes them (MakeNodeLists), so that their pages land
+    // on the node whose threads use them. Fresh pages are zero.
+    void* p = SparseAlloc(nodes * kNodeListsBytes);
+    if (p != nullptr) {
+      g_lists = static_cast<CentralFreeList*>(p);
+      SetNodesWithCentralLists(nodes);
+      return g_lists;
     }
+    // No metadata left: small objects share vanilla's lists.
   }
-  for (int node = 0; node < nodes; ++node) {
-    for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
-      g_lists[NodeClass(node, cl)].Init(cl, node);
-    }
+  g_lists = one_node;
+  for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
+    g_lists[cl].Init(cl, 0);
   }
-  SetNodesWithCentralLists(nodes);
+  SetNodesWithCentralLists(1);
   return g_lists;
+}
+
+void MakeNodeLists(int node) {
+  if (NodeListsMade(node)) return;
+  CentralFreeList* lists = &g_lists[NodeClass(node, 0)];
+  for (uint32_t cl = 0; cl < kClassSizesMax; ++cl) {
+    new (&lists[cl]) CentralFreeList();
+    if (cl < Static::num_size_classes()) lists[cl].Init(cl, node);
+  }
+  MarkNodeListsMade(node);
+}
+
+void LockCentralLists() NO_THREAD_SAFETY_ANALYSIS {
+  for (int node = 0; node < NodesWithCentralLists(); ++node) {
+    if (!NodeListsMade(node)) continue;
+    for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
+      g_lists[NodeClass(node, cl)].Lock();
+    }
+  }
+}
+
+void UnlockCentralLists() NO_THREAD_SAFETY_ANALYSIS {
+  for (int node = 0; node < NodesWithCentralLists(); ++node) {
+    if (!NodeListsMade(node)) continue;
+    for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
+      g_lists[NodeClass(node, cl)].Unlock();
+    }
+  }
 }
 
 CentralFreeList* CentralListsOf(int region) {

@@ -2,8 +2,9 @@
 // CentralFreeList (with its transfer-cache slots) per CPU node, which takes
 // spans only from its node's page heap (numa/node_heaps.h), so every object
 // in it is owned by that node. Static::central_cache() is indexed by node
-// class (numa/node_class.h): node 0's lists are vanilla's array, the others
-// follow in metadata.
+// class (numa/node_class.h): with one CPU node it is vanilla's array; with
+// several, each node's lists lie on pages its own threads wrote first, since
+// they are what its refills and frees touch most (MakeCentralLists).
 //
 // An object can reach another node's list only when thread caches do not
 // sort by owner (TCMALLOC_NUMA_REMOTE_FREE=local: a cache returns every
@@ -25,12 +26,26 @@ namespace tcmalloc {
 namespace numa {
 
 // Initialises the central lists and returns them, indexed by node class:
-// vanilla's array `one_node` with one CPU node, else a metadata array of
-// NumCpuNodes() sets (stops with a message, as vanilla's metadata
-// allocators do, if there is no metadata memory left at Init). Records the
-// count (SetNodesWithCentralLists).
+// vanilla's array `one_node` with one CPU node, else NumCpuNodes() sets of
+// kClassSizesMax lists, each set on pages of its own, made only when its
+// node's first thread cache is (MakeNodeLists): the thread that makes them
+// is the first to write their pages, which then lie on its node. Falls back
+// to `one_node` if the kernel refuses the memory. Records the count
+// (SetNodesWithCentralLists). Requires the page heap lock.
 ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
     CentralFreeList* one_node);
+// Makes CPU node `node`'s lists unless they are made. Called under the page
+// heap lock for a thread cache's node when the cache is set up for it, and
+// for a node another node borrows objects from before any of its own threads
+// ran (ThreadCacheNodes::Borrow).
+ATTRIBUTE_VISIBILITY_HIDDEN void MakeNodeLists(int node);
+// Objects of a node exist only after its lists are made (they come from
+// them), so only paths that visit every node's lists (stats, fork handlers,
+// the idle drain) ask NodeListsMade (numa/numa.h).
+// Every made node's lists' locks, for the fork handlers (called with the
+// page heap lock held, so no node's lists are made meanwhile).
+ATTRIBUTE_VISIBILITY_HIDDEN void LockCentralLists();
+ATTRIBUTE_VISIBILITY_HIDDEN void UnlockCentralLists();
 
 // True when `region`'s transfer cache may take the list `start` (n objects)
 // as it is: every object belongs to `region`'s lists (always, when no stray
@@ -47,8 +62,8 @@ ATTRIBUTE_VISIBILITY_HIDDEN bool TransferCacheTakes(int region, void* start,
 // on another node, which they were.
 ATTRIBUTE_VISIBILITY_HIDDEN void LinkingRemoteFrees(bool linking);
 
-// Every list of `region`, all classes: a CPU node's (for the fork handlers
-// and the idle-node drain), or a placed region's (numa/region.h), whose
+// Every list of `region`, all classes: a CPU node's, once made (for the
+// idle-node drain and borrowing), or a placed region's (numa/region.h), whose
 // lists must exist (PlacedLists). Returns the first of kClassSizesMax lists.
 ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* CentralListsOf(int region);
 

@@ -50,7 +50,7 @@ bool NodeStats(int node, PageHeap::Stats* stats) {
 
 // Bytes of free objects in node's central lists and transfer-cache slots.
 size_t CentralFreeBytes(int node) {
-  if (node >= NodesWithCentralLists()) return 0;
+  if (node >= NodesWithCentralLists() || !NodeListsMade(node)) return 0;
   size_t bytes = 0;
   for (unsigned cl = 1; cl < Static::num_size_classes(); ++cl) {
     CentralFreeList& list = Static::central_cache()[NodeClass(node, cl)];
@@ -199,6 +199,7 @@ void SetPlacedMemoryReader(const PlacedMemoryReader* reader) {
 size_t CentralLength(unsigned cl) {
   size_t n = 0;
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
+    if (!NodeListsMade(node)) continue;
     n += Static::central_cache()[NodeClass(node, cl)].length();
   }
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->central_length(cl);
@@ -208,6 +209,7 @@ size_t CentralLength(unsigned cl) {
 size_t TransferLength(unsigned cl) {
   size_t n = 0;
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
+    if (!NodeListsMade(node)) continue;
     n += Static::central_cache()[NodeClass(node, cl)].tc_length();
   }
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->transfer_length(cl);
@@ -217,6 +219,7 @@ size_t TransferLength(unsigned cl) {
 size_t CentralOverheadBytes(unsigned cl) {
   size_t n = 0;
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
+    if (!NodeListsMade(node)) continue;
     n += Static::central_cache()[NodeClass(node, cl)].OverheadBytes();
   }
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->overhead_bytes(cl);

@@ -25,7 +25,7 @@
 namespace tcmalloc {
 namespace numa {
 
-internal::SmallObjects internal::g_small_objects = {1, false, false, false};
+internal::SmallObjects internal::g_small_objects = {1, false, false, false, 1};
 bool internal::g_placement_started;
 
 namespace {
@@ -77,7 +77,7 @@ void Reset() {
   memset(&g_state, 0, sizeof(g_state));
   g_state.policy = BindPolicy::kLocal;
   g_state.cpu_nodes = 1;
-  internal::g_small_objects = {1, false, false, false};
+  internal::g_small_objects = {1, false, false, false, 1};
 }
 
 // Numbers the usable kernel nodes: CPU nodes first, then memory-only nodes,
@@ -516,7 +516,14 @@ void UpdateSmallObjects() {
 
 void SetNodesWithCentralLists(int n) {
   internal::g_small_objects.nodes_with_central_lists = n;
+  __atomic_store_n(&internal::g_small_objects.lists_made, n == 1 ? 1 : 0,
+                   __ATOMIC_RELEASE);
   UpdateSmallObjects();
+}
+
+void MarkNodeListsMade(int node) {
+  __atomic_fetch_or(&internal::g_small_objects.lists_made, uint64_t{1} << node,
+                    __ATOMIC_RELEASE);
 }
 
 void SetNodeClasses(bool on) {

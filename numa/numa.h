@@ -172,6 +172,7 @@ struct SmallObjects {
   bool node_classes;
   bool strays;  // several sets of lists, and caches that do not sort by owner
   bool sized_free_by_owner;  // node classes, or placed memory may exist
+  uint64_t lists_made;       // bit n: node n's lists are made
 };
 NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 // Set once StartPlacement succeeded; never cleared but by tests.
@@ -179,13 +180,26 @@ NUMA_TCMALLOC_HIDDEN extern bool g_placement_started;
 }  // namespace internal
 
 // The CPU nodes whose central lists the allocator has actually built: 1
-// until it builds them per node and records it here. Introspection reads
+// until it builds them per node and records it here (which marks none of
+// them made yet when there are several). Introspection reads
 // this, not NumCpuNodes(), so that it indexes only lists that exist (and
 // builds without them: it comes before the per-node lists in the series).
 NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
 inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;
 }
+
+// True once CPU node `node`'s central lists are made: vanilla's (node 0's)
+// from the start, each node's own, when several nodes have lists, only when
+// the node's first thread cache makes them (numa/central_lists.h). Paths
+// that visit every node's lists skip the others.
+inline bool NodeListsMade(int node) {
+  return (__atomic_load_n(&internal::g_small_objects.lists_made,
+                          __ATOMIC_ACQUIRE) >>
+          node) &
+         1;
+}
+NUMA_TCMALLOC_HIDDEN void MarkNodeListsMade(int node);
 
 // Node classes: the page map's class cache stores NodeClass(owner, class)
 // and thread caches file objects under their owner's lists. On from the

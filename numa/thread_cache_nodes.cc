@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "base/spinlock.h"
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
@@ -212,6 +213,7 @@ void ThreadCacheNodes::RefreshLocalRange(ThreadCache* cache) {
 void ThreadCacheNodes::Init(ThreadCache* cache) {
   cache->node_lists_in_use_ = 0;
   cache->node_ = ThisThreadsNode();
+  MakeNodeLists(cache->node_);  // by a thread of the node: on its pages
   RefreshLocalRange(cache);
   if (!NodeClasses()) {
     cache->node_lists_ = cache->alloc_lists_ = cache->list_;
@@ -275,6 +277,10 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
     if (g_logs) TearDownNode(cache, old_node);
   }
   cache->node_ = node;
+  if (!NodeListsMade(node)) {
+    SpinLockHolder h(Static::pageheap_lock());
+    MakeNodeLists(node);
+  }
   RefreshLocalRange(cache);
   if (!NodeClasses()) return;  // one node-blind set of lists: nothing to move
   if (!NodeInUse(cache->node_lists_in_use_, node)) {
@@ -287,6 +293,7 @@ void ThreadCacheNodes::DrainIdleNodes(int self) {
   uint64_t idle = TakeIdleNodes(self, NodesWithCentralLists());
   for (; idle != 0; idle &= idle - 1) {
     const int node = __builtin_ctzll(idle);
+    if (!NodeListsMade(node)) continue;  // it never had a thread cache
     // Remote frees it never came for, linked in from here (before its
     // transfer caches go back, which they may have entered).
     if (g_logs) {
@@ -530,6 +537,12 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
     // Remote frees handed to that node and not linked in yet.
     if (g_logs && InboxOf(order[i]).HasBlocks()) DrainInbox(order[i]);
     void *start, *end;
+    if (!NodeListsMade(order[i])) {
+      // A lender no thread has run on yet: its lists, made from here, are
+      // first written on this node, a fallback's price.
+      SpinLockHolder h(Static::pageheap_lock());
+      MakeNodeLists(order[i]);
+    }
     if (CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1) == 1) {
       AddToCounter(Counter::kBorrowedObjects, 1);
       return start;
