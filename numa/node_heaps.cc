@@ -5,6 +5,7 @@
 #include "numa/node_heaps.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include <iterator>  // std::prev
 #include <new>
@@ -34,6 +35,29 @@ bool g_placed_heaps;
 int g_release_next;
 // Where node heaps 1.. come from (SetStorageForTest).
 void* (*g_storage)(size_t) = MetaDataAlloc;
+
+// A CPU node's spans (NewSpanStorage): carved from chunks of sparse memory
+// (no huge pages, so that each 4 KiB page lands on the node that writes it
+// first), recycled through a free list of the node's own.
+struct SpanStore {
+  void* free_list;
+  char* area;
+  size_t avail;
+  int in_use;
+};
+SpanStore g_span_stores[kMaxCpuNodes];
+constexpr size_t kSpanChunk = 64 << 10;
+
+// The CPU node whose store keeps the span of pages from `start`, or -1 for
+// upstream's allocator.
+int SpanStoreOf(PageID start) {
+  if (NodesWithCentralLists() == 1) return -1;
+  const Owner o = OwnerOf(start << kPageShift);
+  if (o.kind != MemoryKind::kNode || o.node >= NodesWithCentralLists()) {
+    return -1;
+  }
+  return o.node;
+}
 
 // Each node's region needs a page map leaf of its own (2 MiB for 2 GiB of
 // addresses in the two-level map), of which a heap writes only the entries
@@ -506,6 +530,50 @@ PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
   PageHeap::Stats sum = Static::pageheap()->stats_;
   ForEachHeapAfterNode0([&](PageHeap* h) { AddStats(h->stats_, &sum); });
   return sum;
+}
+
+void* NodeHeaps::NewSpanStorage(PageID start) {
+  const int node = SpanStoreOf(start);
+  if (node < 0) return Static::span_allocator()->New();
+  SpanStore& store = g_span_stores[node];
+  void* result = store.free_list;
+  if (result != nullptr) {
+    store.free_list = *static_cast<void**>(result);
+  } else {
+    if (store.avail < sizeof(Span)) {
+      store.area = static_cast<char*>(SparseAlloc(kSpanChunk));
+      if (store.area == nullptr) return Static::span_allocator()->New();
+      store.avail = kSpanChunk;
+    }
+    result = store.area;
+    store.area += sizeof(Span);
+    store.avail -= sizeof(Span);
+  }
+  ++store.in_use;
+  return result;
+}
+
+void NodeHeaps::DeleteSpanStorage(Span* span) {
+  // A span keeps its owner for life: its pages stay in one node's region,
+  // and coalescing never crosses regions.
+  const int node = SpanStoreOf(span->start);
+  if (node < 0) {
+    Static::span_allocator()->Delete(span);
+    return;
+  }
+#ifndef NDEBUG
+  memset(static_cast<void*>(span), 0xAA, sizeof(*span));  // as upstream's
+#endif
+  SpanStore& store = g_span_stores[node];
+  *reinterpret_cast<void**>(span) = store.free_list;
+  store.free_list = span;
+  --store.in_use;
+}
+
+int NodeHeaps::NodeSpansInUse() {
+  int n = 0;
+  for (const SpanStore& store : g_span_stores) n += store.in_use;
+  return n;
 }
 
 void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {

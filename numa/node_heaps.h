@@ -122,6 +122,18 @@ class NodeHeaps {
   static void GetLargeSpanStats(PageHeap::LargeSpanStats* result)
       ATTRIBUTE_VISIBILITY_HIDDEN;
 
+  // Storage for the Span of pages from `start` (upstream's NewSpan and
+  // DeleteSpan). With several nodes' lists, a CPU node's spans come from
+  // memory of its own, which its threads (who make, walk and update those
+  // spans) write first, so it lies on their node; other spans, and every
+  // span with one node, from upstream's allocator. Requires the page heap
+  // lock, as upstream's allocator does.
+  static void* NewSpanStorage(PageID start) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void DeleteSpanStorage(Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Spans in use from the nodes' storage (upstream's allocator counts the
+  // rest).
+  static int NodeSpansInUse() ATTRIBUTE_VISIBILITY_HIDDEN;
+
   // Where node heaps 1.. get their memory: MetaDataAlloc, unless a test
   // installed a stand-in (nullptr: MetaDataAlloc again) to see what happens
   // when there is none (tests/numa_heap/node_heap_metadata_test.cc).
