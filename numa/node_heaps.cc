@@ -101,6 +101,22 @@ bool IsNodeHeap(const PageHeap* heap) {
 // The shared page map, once made (a PageHeap::PageMap).
 void* g_shared_page_map;
 
+// The page map's class cache (PageMapCacheFor). With several nodes' lists it
+// lies in fresh sparse memory that nobody clears at start: every free reads
+// an entry, and each node's regions map to entries of their own (the
+// stagger, numa/region.h), so each page of entries is first written, and
+// kept, on the node whose threads use it. A zero entry is a miss for every
+// key with bits above the cache's index bits, that is every address from
+// g_cache_zero_hit_limit (512 MiB) up, where all of the layer's memory lies;
+// below it, a zero entry would read as class 0. So the page of entries for the
+// lowest addresses (NULL among them) is cleared at start, the whole cache is
+// cleared before a heap takes memory below the limit from the system
+// (SystemAlloc), and a class-0 hit in between, a pointer the
+// allocator never handed out, is reported as the invalid free it is
+// (ThreadCacheNodes::DeallocateSlow).
+void* g_lazy_cache;  // a PageHeap::PageMapCache, while not yet cleared
+uintptr_t g_cache_zero_hit_limit;
+
 }  // namespace
 
 PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
@@ -121,13 +137,26 @@ PageHeap::PageMap& NodeHeaps::PageMapFor(const PageHeap* heap) {
 
 PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
   if (!IsNodeHeap(heap)) return MakeOwn<PageHeap::PageMapCache>();
-  static StaticStorage<PageHeap::PageMapCache> storage;
-  static bool made;
-  if (!made) {
-    storage.Construct();
-    made = true;
+  using Cache = PageHeap::PageMapCache;
+  static_assert(sizeof(Cache) == sizeof(uintptr_t) << Cache::kHashbits,
+                "the class cache is its array of entries alone");
+  static StaticStorage<Cache> storage;
+  static Cache* cache;
+  if (cache == nullptr && NodesWithCentralLists() > 1) {
+    // Used without its constructor, which would write every entry here.
+    void* entries = SparseAlloc(sizeof(Cache));
+    if (entries != nullptr) {
+      memset(entries, 0xff, 4096);  // the lowest addresses' entries
+      g_cache_zero_hit_limit = uintptr_t{1} << (kPageShift + Cache::kHashbits);
+      g_lazy_cache = entries;
+      cache = static_cast<Cache*>(entries);
+    }
   }
-  return *storage.get();
+  if (cache == nullptr) {
+    storage.Construct();
+    cache = storage.get();
+  }
+  return *cache;
 }
 
 int NodeHeaps::InitialRegion(const PageHeap* heap) {
@@ -146,7 +175,15 @@ void* NodeHeaps::SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
     }
     if (region != 0) return nullptr;
   }
-  return TCMalloc_SystemAlloc(bytes, actual, alignment);
+  void* result = TCMalloc_SystemAlloc(bytes, actual, alignment);
+  if (g_lazy_cache != nullptr && result != nullptr &&
+      reinterpret_cast<uintptr_t>(result) < g_cache_zero_hit_limit) {
+    // Before any object of this memory can be freed: a zero entry would
+    // read as class 0 for it.
+    static_cast<PageHeap::PageMapCache*>(g_lazy_cache)->Clear();
+    g_lazy_cache = nullptr;
+  }
+  return result;
 }
 
 // The heap of `region` if it exists.

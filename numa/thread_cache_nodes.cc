@@ -193,6 +193,10 @@ void ThreadCacheNodes::SetUpNode(ThreadCache* cache, int node) {
   for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
     lists[cl].Init(Static::sizemap()->class_to_size(cl));
   }
+  // Class 0 is no size class: with several nodes, the page map's class cache
+  // reads it for a pointer the allocator never handed out (node_heaps.cc),
+  // which must reach DeallocateSlow, not a list.
+  if (NodesWithCentralLists() > 1) lists[0].set_max_length(0);
   cache->node_lists_in_use_ |= uint64_t{1} << node;
 }
 
@@ -329,6 +333,7 @@ namespace numa {
 // on them.
 void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
                                       uint32_t cl) {
+  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
   const int node = ClassNode(cl);
   if (g_logs && !NodeInUse(cache->node_lists_in_use_, node)) {
     LogBlock* log = LogsOf(cache)[node];
@@ -356,6 +361,11 @@ void ThreadCacheNodes::DeallocateSlower(ThreadCache* cache, void* ptr,
   cache->ListTooLong(list, cl);
 }
 
+void ThreadCacheNodes::FreeInvalid(void* ptr) {
+  // What free() reports for a pointer it finds no span for.
+  Log(kCrash, __FILE__, __LINE__, "Attempt to free invalid pointer", ptr);
+}
+
 bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
   AddToCounter(Counter::kRemoteFreeObjects, block->count);
   if (InboxOf(node).Offer(block)) return true;
@@ -375,6 +385,7 @@ void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
 }
 
 void ThreadCacheNodes::FreeWithoutCache(void* ptr, uint32_t cl) {
+  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
   if (TookCachelessFree(ptr, cl)) return;
   SLL_SetNext(ptr, nullptr);
   Static::central_cache()[cl].InsertRange(ptr, ptr, 1);

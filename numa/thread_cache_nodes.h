@@ -142,6 +142,11 @@ class ThreadCacheNodes {
   // DeallocateSlow but for a log with room: a new log, or the list path.
   static void DeallocateSlower(ThreadCache* cache, void* ptr,
                                uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A free of class 0, which no object has: with several nodes the page
+  // map's class cache reads it for a pointer below 512 MiB that the
+  // allocator never handed out (numa/node_heaps.cc). Reported as free()
+  // reports any invalid pointer; does not return.
+  static void FreeInvalid(void* ptr) ATTRIBUTE_VISIBILITY_HIDDEN;
   // True when the object was logged as a remote free (FreeWithoutCache).
   static bool TookCachelessFree(void* ptr,
                                 uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
