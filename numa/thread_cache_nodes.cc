@@ -37,8 +37,12 @@ static_assert(kPageMapCachePeriod ==
 #endif
 
 // The node lists of every cache that has them: NodesWithCentralLists()
-// nodes' lists each.
-SizedMetadataAllocator g_storage;
+// nodes' lists each. One allocator per CPU node, so that a cache's storage
+// is reused by its node's threads only: the pages of a node's lists are
+// first written by a thread of that node (a storage's first page, which
+// holds node 0's lists, also carries the free-list link, written by every
+// thread that frees or takes it).
+SizedMetadataAllocator g_storage[kMaxCpuNodes];
 
 int NodesWithLists() { return NodeClasses() ? NodesWithCentralLists() : 1; }
 
@@ -184,7 +188,9 @@ void ThreadCacheNodes::InitModule() {
   g_logs = NodeClasses() && RemoteFreePolicy() == RemoteFree::kOwner;
   g_logs_offset = NodesWithLists() * kNodeListsBytes;
   if (NodeClasses()) {
-    g_storage.Init(NodesWithLists() * (kNodeListsBytes + sizeof(LogBlock*)));
+    for (SizedMetadataAllocator& storage : g_storage) {
+      storage.Init(NodesWithLists() * (kNodeListsBytes + sizeof(LogBlock*)));
+    }
   }
 }
 
@@ -228,7 +234,7 @@ void ThreadCacheNodes::Init(ThreadCache* cache) {
   // array is, and a reused one but for the lists its last cache used, which
   // that cache cleared (Release). Clearing it here would make every node's
   // page resident.
-  void* storage = g_storage.New();
+  void* storage = g_storage[cache->node_].New();
   cache->node_lists_ = static_cast<ThreadCache::FreeList*>(storage);
   SetUpNode(cache, cache->node_);
   cache->alloc_lists_ = &cache->node_lists_[NodeClass(cache->node_, 0)];
@@ -250,7 +256,9 @@ void ThreadCacheNodes::Release(ThreadCache* cache) {
 }
 
 void ThreadCacheNodes::Free(ThreadCache* cache) {
-  if (cache->node_lists_ != cache->list_) g_storage.Delete(cache->node_lists_);
+  if (cache->node_lists_ != cache->list_) {
+    g_storage[cache->node_].Delete(cache->node_lists_);
+  }
 }
 
 void ThreadCacheNodes::Flush(ThreadCache* cache, int node) {
