@@ -226,8 +226,21 @@ static void* trampoline(void* p) {
   return start(arg);
 }
 
+// The counting window ends where the program does: at exit(), before the
+// allocators' exit-time work (ELF destructors; numa-tcmalloc's
+// TCMALLOC_NUMA_STATS printout, which visits every node's lists and would
+// count against numa only). lab-window's own close after waitpid then finds
+// the window closed, which the plugin ignores. Registered at the first
+// pthread_create, when every library's constructors and static destructors
+// are registered already, so that exit() runs it before them.
+static void close_window_at_exit(void) { LAB_WINDOW_CLOSE(); }
+static atomic_flag exit_close_registered = ATOMIC_FLAG_INIT;
+
 int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                    void* (*start)(void*), void* arg) {
+  if (!atomic_flag_test_and_set(&exit_close_registered)) {
+    atexit(close_window_at_exit);
+  }
   if (!real_create) {
     real_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     if (!real_create) return 11;  // EAGAIN: no pthread_create to call
