@@ -1,0 +1,141 @@
+// Where each CPU node's allocator metadata lies, in a lab guest
+// (tests/numa_heap/small_lab_run). One thread per CPU node, pinned, in turn
+// allocates small objects of several sizes and keeps them; the kernel is
+// then asked (move_pages, which moves nothing) where the pages of their
+// spans, of the central lists that take them back and of the page map's
+// class cache entries their frees read are. Run it with the main thread on
+// the first CPU node (taskset): it writes the cache's first page, which
+// holds that node's first entries, at start. Linked statically
+// with the patched allocator, whose internals it reads; TCMALLOC_NUMA=0
+// makes it vanilla's layout (the control).
+//
+//   node_metadata_probe
+// prints "node N: spans A of B pages on node N, lists C of D, cache E of F",
+// then "spans: share S (A of B pages)", likewise "lists:" and "cache:",
+// "metadata: share S (A of B pages)" (all three; S in %) and
+// "node_metadata: OK";
+// exit 1 when something could not be measured.
+#include <numa.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tests/numa_heap/cpu_nodes.h"
+#include "tests/numa_heap/node_metadata.h"
+#include "tests/numa_heap/page_nodes.h"
+
+namespace {
+
+constexpr size_t kSizes[] = {16, 64, 256, 1024, 4096, 16384, 65536};
+constexpr int kPerSize = 256;
+
+struct Tally {
+  long on_node = 0;
+  long pages = 0;
+  void Add(const Tally& t) {
+    on_node += t.on_node;
+    pages += t.pages;
+  }
+};
+
+// How many of `pages` the kernel holds on `node`; false if it cannot say.
+bool CountOnNode(const std::set<uintptr_t>& pages, int node, Tally* out) {
+  std::vector<void*> list;
+  for (uintptr_t page : pages) list.push_back(reinterpret_cast<void*>(page));
+  std::vector<int> nodes;
+  if (!region_lab::PageNodes(list, &nodes)) return false;
+  for (int n : nodes) out->on_node += n == node;
+  out->pages += static_cast<long>(list.size());
+  return true;
+}
+
+// The CPUs of `node`, read before the thread that pins to them starts.
+cpu_set_t CpusOf(int node) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu = 0; cpu < numa_num_configured_cpus() && cpu < CPU_SETSIZE;
+       ++cpu) {
+    if (numa_node_of_cpu(cpu) == node) CPU_SET(cpu, &set);
+  }
+  return set;
+}
+
+// Pins the calling thread to `cpus` without allocating (libnuma's
+// numa_run_on_node mallocs, which would make the thread's cache on the node
+// it started on: its first objects would be that node's), and waits until it
+// runs there.
+bool PinWithoutMalloc(const cpu_set_t& cpus) {
+  if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) return false;
+  for (int i = 0; i < 1000; ++i) {
+    const int cpu = sched_getcpu();
+    if (cpu >= 0 && CPU_ISSET(cpu, &cpus)) return true;
+    sched_yield();
+  }
+  return false;
+}
+
+void PrintShare(const char* what, const Tally& t) {
+  printf("%s: share %.1f (%ld of %ld pages)\n", what,
+         t.pages ? 100.0 * t.on_node / t.pages : 0.0, t.on_node, t.pages);
+}
+
+}  // namespace
+
+int main() {
+  const std::vector<int> nodes = region_lab::CpuNodes();
+  if (nodes.size() < 2) {
+    fprintf(stderr, "node_metadata_probe: needs two CPU nodes\n");
+    return 1;
+  }
+  std::vector<void*> kept;
+  Tally spans, lists, cache;
+  for (int node : nodes) {
+    node_metadata::MetadataPages pages;
+    bool pinned = false;
+    const cpu_set_t cpus = CpusOf(node);
+    std::thread t([&] {
+      pinned = PinWithoutMalloc(cpus);
+      if (!pinned) return;
+      std::vector<void*> objects;
+      for (size_t size : kSizes) {
+        for (int i = 0; i < kPerSize; ++i) objects.push_back(malloc(size));
+      }
+      node_metadata::AddMetadataPages(objects, &pages);
+      kept.insert(kept.end(), objects.begin(), objects.end());
+    });
+    t.join();
+    if (!pinned) {
+      fprintf(stderr, "node_metadata_probe: cannot pin to node %d\n", node);
+      return 1;
+    }
+    Tally s, l, c;
+    if (!CountOnNode(pages.spans, node, &s) ||
+        !CountOnNode(pages.lists, node, &l) ||
+        !CountOnNode(pages.cache, node, &c)) {
+      fprintf(stderr, "node_metadata_probe: cannot ask where pages are\n");
+      return 1;
+    }
+    printf(
+        "node %d: spans %ld of %ld pages on node %d, lists %ld of %ld, cache "
+        "%ld of %ld\n",
+        node, s.on_node, s.pages, node, l.on_node, l.pages, c.on_node, c.pages);
+    spans.Add(s);
+    lists.Add(l);
+    cache.Add(c);
+  }
+  PrintShare("spans", spans);
+  PrintShare("lists", lists);
+  PrintShare("cache", cache);
+  Tally all = spans;
+  all.Add(lists);
+  all.Add(cache);
+  PrintShare("metadata", all);
+  for (void* object : kept) free(object);
+  printf("node_metadata: OK\n");
+  return 0;
+}
