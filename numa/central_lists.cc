@@ -110,22 +110,31 @@ void MakeNodeLists(int node) {
   MarkNodeListsMade(node);
 }
 
-void LockCentralLists() NO_THREAD_SAFETY_ANALYSIS {
+void EnsureNodeLists(int node) {
+  if (NodeListsMade(node)) return;
+  SpinLockHolder h(Static::pageheap_lock());
+  MakeNodeLists(node);
+}
+
+// Every made node's list of every class, in node-class order.
+template <typename Fn>
+static void ForEachMadeList(Fn fn) {
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
     if (!NodeListsMade(node)) continue;
     for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
-      g_lists[NodeClass(node, cl)].Lock();
+      fn(g_lists[NodeClass(node, cl)]);
     }
   }
 }
 
+void LockCentralLists() NO_THREAD_SAFETY_ANALYSIS {
+  ForEachMadeList([](CentralFreeList& list)
+                      NO_THREAD_SAFETY_ANALYSIS { list.Lock(); });
+}
+
 void UnlockCentralLists() NO_THREAD_SAFETY_ANALYSIS {
-  for (int node = 0; node < NodesWithCentralLists(); ++node) {
-    if (!NodeListsMade(node)) continue;
-    for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
-      g_lists[NodeClass(node, cl)].Unlock();
-    }
-  }
+  ForEachMadeList([](CentralFreeList& list)
+                      NO_THREAD_SAFETY_ANALYSIS { list.Unlock(); });
 }
 
 CentralFreeList* CentralListsOf(int region) {

@@ -34,14 +34,13 @@ namespace numa {
 // (SetNodesWithCentralLists). Requires the page heap lock.
 ATTRIBUTE_VISIBILITY_HIDDEN CentralFreeList* MakeCentralLists(
     CentralFreeList* one_node);
-// Makes CPU node `node`'s lists unless they are made. Called under the page
-// heap lock for a thread cache's node when the cache is set up for it, and
-// for a node another node borrows objects from before any of its own threads
-// ran (ThreadCacheNodes::Borrow).
+// Makes CPU node `node`'s lists unless they are made (NodeListsMade,
+// numa/numa.h): for a thread cache's node when the cache is set up for it,
+// and for a node another node borrows objects from before any of its own
+// threads ran (ThreadCacheNodes::Borrow). MakeNodeLists requires the page
+// heap lock; EnsureNodeLists takes it when the lists are not made yet.
 ATTRIBUTE_VISIBILITY_HIDDEN void MakeNodeLists(int node);
-// Objects of a node exist only after its lists are made (they come from
-// them), so only paths that visit every node's lists (stats, fork handlers,
-// the idle drain) ask NodeListsMade (numa/numa.h).
+ATTRIBUTE_VISIBILITY_HIDDEN void EnsureNodeLists(int node);
 // Every made node's lists' locks, for the fork handlers (called with the
 // page heap lock held, so no node's lists are made meanwhile).
 ATTRIBUTE_VISIBILITY_HIDDEN void LockCentralLists();

@@ -196,32 +196,33 @@ void SetPlacedMemoryReader(const PlacedMemoryReader* reader) {
   __atomic_store_n(&g_placed_reader, reader, __ATOMIC_RELEASE);
 }
 
-size_t CentralLength(unsigned cl) {
+// `figure` of class cl's list, summed over the nodes whose lists are made.
+template <typename Figure>
+static size_t SumOverNodes(unsigned cl, Figure figure) {
   size_t n = 0;
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
-    if (!NodeListsMade(node)) continue;
-    n += Static::central_cache()[NodeClass(node, cl)].length();
+    if (NodeListsMade(node)) {
+      n += figure(Static::central_cache()[NodeClass(node, cl)]);
+    }
   }
+  return n;
+}
+
+size_t CentralLength(unsigned cl) {
+  size_t n = SumOverNodes(cl, [](CentralFreeList& l) { return l.length(); });
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->central_length(cl);
   return n;
 }
 
 size_t TransferLength(unsigned cl) {
-  size_t n = 0;
-  for (int node = 0; node < NodesWithCentralLists(); ++node) {
-    if (!NodeListsMade(node)) continue;
-    n += Static::central_cache()[NodeClass(node, cl)].tc_length();
-  }
+  size_t n = SumOverNodes(cl, [](CentralFreeList& l) { return l.tc_length(); });
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->transfer_length(cl);
   return n;
 }
 
 size_t CentralOverheadBytes(unsigned cl) {
-  size_t n = 0;
-  for (int node = 0; node < NodesWithCentralLists(); ++node) {
-    if (!NodeListsMade(node)) continue;
-    n += Static::central_cache()[NodeClass(node, cl)].OverheadBytes();
-  }
+  size_t n =
+      SumOverNodes(cl, [](CentralFreeList& l) { return l.OverheadBytes(); });
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->overhead_bytes(cl);
   return n;
 }

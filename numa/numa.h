@@ -166,7 +166,8 @@ NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
 
 namespace internal {
 // What the allocator built for small objects; read on its slow paths and in
-// free()'s page map cache miss, so read inline. Set once, during Init.
+// free()'s page map cache miss, so read inline. Set once, during Init, but
+// for lists_made, which grows as nodes' first thread caches appear.
 struct SmallObjects {
   int nodes_with_central_lists;
   bool node_classes;
@@ -189,10 +190,11 @@ inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;
 }
 
-// True once CPU node `node`'s central lists are made: vanilla's (node 0's)
-// from the start, each node's own, when several nodes have lists, only when
-// the node's first thread cache makes them (numa/central_lists.h). Paths
-// that visit every node's lists skip the others.
+// True once CPU node `node`'s central lists are made. With one set of lists
+// (vanilla's) they are from the start; with several, a node's are made by
+// its first thread cache (numa/central_lists.h). Objects of a node exist
+// only after its lists are made (they come from them), so only paths that
+// visit every node's lists (stats, fork handlers, the idle drain) ask.
 inline bool NodeListsMade(int node) {
   return (__atomic_load_n(&internal::g_small_objects.lists_made,
                           __ATOMIC_ACQUIRE) >>

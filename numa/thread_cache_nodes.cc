@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "base/spinlock.h"
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
@@ -289,10 +288,7 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
     if (g_logs) TearDownNode(cache, old_node);
   }
   cache->node_ = node;
-  if (!NodeListsMade(node)) {
-    SpinLockHolder h(Static::pageheap_lock());
-    MakeNodeLists(node);
-  }
+  EnsureNodeLists(node);
   RefreshLocalRange(cache);
   if (!NodeClasses()) return;  // one node-blind set of lists: nothing to move
   if (!NodeInUse(cache->node_lists_in_use_, node)) {
@@ -556,12 +552,9 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
     // Remote frees handed to that node and not linked in yet.
     if (g_logs && InboxOf(order[i]).HasBlocks()) DrainInbox(order[i]);
     void *start, *end;
-    if (!NodeListsMade(order[i])) {
-      // A lender no thread has run on yet: its lists, made from here, are
-      // first written on this node, a fallback's price.
-      SpinLockHolder h(Static::pageheap_lock());
-      MakeNodeLists(order[i]);
-    }
+    // A lender no thread has run on yet gets its lists from here: first
+    // written on this node, a fallback's price.
+    EnsureNodeLists(order[i]);
     if (CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1) == 1) {
       AddToCounter(Counter::kBorrowedObjects, 1);
       return start;
