@@ -17,6 +17,7 @@
 #include "numa/numa.h"
 #include "numa/placement.h"
 #include "numa/reuse_witness.h"
+#include "numa/sized_metadata_allocator.h"
 #include "numa/sparse_memory.h"
 #include "static_vars.h"
 #include "system-alloc.h"
@@ -36,17 +37,8 @@ int g_release_next;
 // Where node heaps 1.. come from (SetStorageForTest).
 void* (*g_storage)(size_t) = MetaDataAlloc;
 
-// A CPU node's spans (NewSpanStorage): carved from chunks of sparse memory
-// (no huge pages, so that each 4 KiB page lands on the node that writes it
-// first), recycled through a free list of the node's own.
-struct SpanStore {
-  void* free_list;
-  char* area;
-  size_t avail;
-  int in_use;
-};
-SpanStore g_span_stores[kMaxCpuNodes];
-constexpr size_t kSpanChunk = 64 << 10;
+// Each CPU node's spans (NewSpanStorage), set up at first use.
+SizedMetadataAllocator g_span_stores[kMaxCpuNodes];
 
 // The CPU node whose store keeps the span of pages from `start`, or -1 for
 // upstream's allocator.
@@ -107,15 +99,14 @@ void* g_shared_page_map;
 // stagger, numa/region.h), so each page of entries is first written, and
 // kept, on the node whose threads use it. A zero entry is a miss for every
 // key with bits above the cache's index bits, that is every address from
-// g_cache_zero_hit_limit (512 MiB) up, where all of the layer's memory lies;
-// below it, a zero entry would read as class 0. So the page of entries for the
-// lowest addresses (NULL among them) is cleared at start, the whole cache is
-// cleared before a heap takes memory below the limit from the system
-// (SystemAlloc), and a class-0 hit in between, a pointer the
-// allocator never handed out, is reported as the invalid free it is
+// 512 MiB up (kCacheZeroHitLimit in SystemAlloc), where all of the layer's
+// memory lies; below it, a zero entry would read as class 0. So the page of
+// entries for the lowest addresses (NULL among them) is cleared at start, the
+// whole cache is cleared before a heap takes memory below the limit from the
+// system (SystemAlloc), and a class-0 hit in between, a pointer the allocator
+// never handed out, is reported as the invalid free it is
 // (ThreadCacheNodes::DeallocateSlow).
 void* g_lazy_cache;  // a PageHeap::PageMapCache, while not yet cleared
-uintptr_t g_cache_zero_hit_limit;
 
 }  // namespace
 
@@ -147,7 +138,6 @@ PageHeap::PageMapCache& NodeHeaps::PageMapCacheFor(const PageHeap* heap) {
     void* entries = SparseAlloc(sizeof(Cache));
     if (entries != nullptr) {
       memset(entries, 0xff, 4096);  // the lowest addresses' entries
-      g_cache_zero_hit_limit = uintptr_t{1} << (kPageShift + Cache::kHashbits);
       g_lazy_cache = entries;
       cache = static_cast<Cache*>(entries);
     }
@@ -176,8 +166,11 @@ void* NodeHeaps::SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
     if (region != 0) return nullptr;
   }
   void* result = TCMalloc_SystemAlloc(bytes, actual, alignment);
+  // Below this, a zero entry of the class cache reads as class 0.
+  constexpr uintptr_t kCacheZeroHitLimit =
+      uintptr_t{1} << (kPageShift + PageHeap::PageMapCache::kHashbits);
   if (g_lazy_cache != nullptr && result != nullptr &&
-      reinterpret_cast<uintptr_t>(result) < g_cache_zero_hit_limit) {
+      reinterpret_cast<uintptr_t>(result) < kCacheZeroHitLimit) {
     // Before any object of this memory can be freed: a zero entry would
     // read as class 0 for it.
     static_cast<PageHeap::PageMapCache*>(g_lazy_cache)->Clear();
@@ -572,22 +565,9 @@ PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
 void* NodeHeaps::NewSpanStorage(PageID start) {
   const int node = SpanStoreOf(start);
   if (node < 0) return Static::span_allocator()->New();
-  SpanStore& store = g_span_stores[node];
-  void* result = store.free_list;
-  if (result != nullptr) {
-    store.free_list = *static_cast<void**>(result);
-  } else {
-    if (store.avail < sizeof(Span)) {
-      store.area = static_cast<char*>(SparseAlloc(kSpanChunk));
-      if (store.area == nullptr) return Static::span_allocator()->New();
-      store.avail = kSpanChunk;
-    }
-    result = store.area;
-    store.area += sizeof(Span);
-    store.avail -= sizeof(Span);
-  }
-  ++store.in_use;
-  return result;
+  SizedMetadataAllocator& store = g_span_stores[node];
+  if (!store.ready()) store.Init(sizeof(Span), alignof(Span));
+  return store.New();
 }
 
 void NodeHeaps::DeleteSpanStorage(Span* span) {
@@ -601,15 +581,12 @@ void NodeHeaps::DeleteSpanStorage(Span* span) {
 #ifndef NDEBUG
   memset(static_cast<void*>(span), 0xAA, sizeof(*span));  // as upstream's
 #endif
-  SpanStore& store = g_span_stores[node];
-  *reinterpret_cast<void**>(span) = store.free_list;
-  store.free_list = span;
-  --store.in_use;
+  g_span_stores[node].Delete(span);
 }
 
 int NodeHeaps::NodeSpansInUse() {
   int n = 0;
-  for (const SpanStore& store : g_span_stores) n += store.in_use;
+  for (const SizedMetadataAllocator& store : g_span_stores) n += store.inuse();
   return n;
 }
 

@@ -1,14 +1,15 @@
 // Carves objects of one size, chosen at run time, out of tcmalloc's metadata
-// memory, each starting a page: the run-time-sized sibling of upstream's
-// PageHeapAllocator<T>.
+// memory, each starting a page unless asked otherwise: the run-time-sized
+// sibling of upstream's PageHeapAllocator<T>, whose chunks come from
+// SparseAlloc (their own mappings, without huge pages; fresh ones are zero),
+// so that each 4 KiB page lands on the node that writes it first.
 //
 // A thread cache's node lists need it: their size depends on the node count,
 // known only after numa::Init, and each node's lists start a page, so that
-// the lists of nodes a thread never uses stay untouched memory. That holds
-// under transparent huge pages too: its chunks come from SparseAlloc (their
-// own mappings, without huge pages; fresh ones are zero). Like
-// PageHeapAllocator it needs external locking (the caller holds
-// pageheap_lock) and never returns memory to the system.
+// the lists of nodes a thread never uses stay untouched memory. Each CPU
+// node's Spans come from one too (numa/node_heaps.cc), so that no page holds
+// two nodes' spans. Like PageHeapAllocator it needs external locking (the
+// caller holds pageheap_lock) and never returns memory to the system.
 //
 // Only the allocator compiles this file (it lives at
 // src/numa/sized_metadata_allocator.h in the gperftools tree and uses
@@ -29,15 +30,17 @@ class SizedMetadataAllocator {
  public:
   constexpr SizedMetadataAllocator() = default;
 
-  // Objects of object_size bytes, rounded up to whole pages.
-  void Init(size_t object_size) {
-    object_size_ = (object_size + kPage - 1) & ~(kPage - 1);
+  // Objects of object_size bytes, rounded up to a multiple of `align` (a
+  // power of two; whole pages by default).
+  void Init(size_t object_size, size_t align = kPage) {
+    object_size_ = (object_size + align - 1) & ~(align - 1);
     chunk_size_ = object_size_ * 8 > kMinChunk ? object_size_ * 8 : kMinChunk;
   }
+  bool ready() const { return object_size_ != 0; }
 
-  // A page-aligned object. Fresh ones are zero; a reused one is as its last
-  // user left it, but for its first word, which is cleared. Stops with a
-  // message, as upstream's metadata allocators do, when there is no memory
+  // An object, aligned as Init said. Fresh ones are zero; a reused one is as
+  // its last user left it, but for its first word, which is cleared. Stops with
+  // a message, as upstream's metadata allocators do, when there is no memory
   // left.
   void* New() {
     void* result;
