@@ -15,8 +15,6 @@
 // "metadata: share S (A of B pages)" (all three; S in %) and
 // "node_metadata: OK";
 // exit 1 when something could not be measured.
-#include <numa.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,31 +52,6 @@ bool CountOnNode(const std::set<uintptr_t>& pages, int node, Tally* out) {
   return true;
 }
 
-// The CPUs of `node`, read before the thread that pins to them starts.
-cpu_set_t CpusOf(int node) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu = 0; cpu < numa_num_configured_cpus() && cpu < CPU_SETSIZE;
-       ++cpu) {
-    if (numa_node_of_cpu(cpu) == node) CPU_SET(cpu, &set);
-  }
-  return set;
-}
-
-// Pins the calling thread to `cpus` without allocating (libnuma's
-// numa_run_on_node mallocs, which would make the thread's cache on the node
-// it started on: its first objects would be that node's), and waits until it
-// runs there.
-bool PinWithoutMalloc(const cpu_set_t& cpus) {
-  if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) return false;
-  for (int i = 0; i < 1000; ++i) {
-    const int cpu = sched_getcpu();
-    if (cpu >= 0 && CPU_ISSET(cpu, &cpus)) return true;
-    sched_yield();
-  }
-  return false;
-}
-
 void PrintShare(const char* what, const Tally& t) {
   printf("%s: share %.1f (%ld of %ld pages)\n", what,
          t.pages ? 100.0 * t.on_node / t.pages : 0.0, t.on_node, t.pages);
@@ -97,9 +70,8 @@ int main() {
   for (int node : nodes) {
     node_metadata::MetadataPages pages;
     bool pinned = false;
-    const cpu_set_t cpus = CpusOf(node);
     std::thread t([&] {
-      pinned = PinWithoutMalloc(cpus);
+      pinned = region_lab::PinToNode(node);
       if (!pinned) return;
       std::vector<void*> objects;
       for (size_t size : kSizes) {
