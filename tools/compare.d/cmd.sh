@@ -96,6 +96,13 @@ check_inputs() {
   [ -z "$pin" ] || [ -n "$lab_nodes" ] || die "--pin places threads on the nodes of the NUMA lab: add --lab N"
   [ -z "$stacks" ] || [ "$pin" = round-robin ] || die "--stacks says where a placed thread's stack goes: add --pin round-robin"
   [ -z "$llc_spec" ] || [ "$accesses" = 1 ] || die "--llc sets the cache model of --accesses: add --accesses"
+  if [ -n "$hot" ]; then
+    valid_hot "$hot"
+    [ "$accesses" = 1 ] || die "--hot names the code behind the remote misses that --accesses counts: add --lab N --accesses"
+    # The shim's list of loaded objects and their bases turns addresses into names.
+    [ -n "$pin" ] || die "--hot names code through the placement shim's list of loaded objects: add --pin round-robin (or none)"
+    command -v addr2line >/dev/null 2>&1 || die "--hot needs addr2line (Debian package binutils; run tools/bootstrap)"
+  fi
   case $gate_metric in
     accesses.*) [ "$accesses" = 1 ] || die "--metric $gate_metric is counted by --accesses: add --lab N --accesses" ;;
   esac
@@ -232,6 +239,7 @@ run_in_lab() {
     LAB_WINDOW=lab-window
     # Counting is about 10x slower than the lab without it (docs/compare.md).
     vm_args=(--timeout 7200 --accesses "$out/accesses.txt" ${llc_spec:+--llc "$llc_spec"})
+    [ -z "$hot" ] || vm_args+=(--plugin-arg "hot=$hot")
   fi
   {
     echo 'set -u'
@@ -250,7 +258,8 @@ run_in_lab() {
       echo '|| true'
     fi
     while IFS=$'\t' read -r k rep prefix i _; do
-      run_args "$i" "$guest/$prefix" "COMPARE_NUMA_MAPS=$guest/$prefix.maps"
+      run_args "$i" "$guest/$prefix" "COMPARE_NUMA_MAPS=$guest/$prefix.maps" \
+        ${hot:+"PLACE_THREADS_LOG=$guest/$prefix.objects"}
       # Shown as it happens (numa-vm --live-stderr), with the guest's clock.
       printf 'echo %q"$SECONDS s in the guest)" >&2\n' "$(progress_line "$k" "$rep" "${ALLOC_LABEL[$i]} (")"
       printf '%q ' run_one "${RUN_ARGS[@]}"
@@ -274,6 +283,7 @@ run_in_lab() {
   sed -n '/^@@compare-runs-begin$/,/^@@compare-runs-end$/{/^@@/d;p}' "$vm_out" | base64 -d | tar -xf - -C "$out" ||
     die "no run files came back from the guest (output: $vm_out)"
   [ "$accesses" = 0 ] || split_windows
+  [ -z "$hot" ] || name_hot_code
 }
 
 # split_windows: the plugin's window lines, one per run in the order they ran,
@@ -289,6 +299,14 @@ split_windows() {
     $1 == "window" { if (f) close(f); f = dir "/" prefix[++w] ".accesses"; num = $2; print > f; next }
     f && $2 == num && $1 ~ /^(ranges|split|hot|verify)$/ { print > f }' \
     "$out/runs.tsv" "$out/accesses.txt"
+}
+
+# name_hot_code: --hot's instruction addresses named, per run (runs/rNNN.hot)
+# and summed by function over each allocator's repetitions (hot.md).
+name_hot_code() {
+  python3 "$REPO_ROOT/tools/compare.d/hot.py" --dir "$out" --labels "$(IFS=,; echo "${ALLOC_LABEL[*]}")" ||
+    die "naming the hot instructions failed (run files: $out/runs)"
+  note "hot instructions: $out/hot.md (per run: $out/runs/rNNN.hot)"
 }
 
 cmd_main() {

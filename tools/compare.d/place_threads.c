@@ -323,11 +323,19 @@ __attribute__((constructor)) static void place_threads_init(void) {
   report(LAB_RANGE_TLS, tls_begin_of(pd), pd + sizeof_pthread);
 }
 
+// "object PATH base=HEX" per loaded object, the program's own (which the
+// loader lists without a name) by its /proc/self/exe path: what
+// tools/compare --hot needs to name instruction addresses.
 static int log_object(struct dl_phdr_info* info, size_t size, void* data) {
   (void)size;
-  char line[512];
-  const int n = snprintf(line, sizeof(line), "object %s base=%lx\n",
-                         info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "-",
+  char line[512], exe[400];
+  const char* name = info->dlpi_name;
+  if (!name || !*name) {
+    const ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    name = len > 0 ? exe : "-";
+  }
+  const int n = snprintf(line, sizeof(line), "object %s base=%lx\n", name,
                          (unsigned long)info->dlpi_addr);
   if (n > 0 && write(*(int*)data, line, (size_t)n) < 0) return 1;
   return 0;

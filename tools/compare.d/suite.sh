@@ -93,6 +93,8 @@ suite_main() {
   [ -z "$lab_reps" ] || [[ $lab_reps =~ ^[1-9][0-9]*$ ]] || die "--lab-reps wants a positive integer, got '$lab_reps'"
   case ${pin:-round-robin} in round-robin | none) ;; *) die "--pin wants round-robin or none, got '$pin'" ;; esac
   [ "$native$in_lab" != 00 ] || die "--no-native and --no-lab leave nothing to run"
+  [ -z "$hot" ] || [ "$in_lab" = 1 ] || die "--hot names the code behind the lab's remote misses: drop --no-lab"
+  [ -z "$hot" ] || valid_hot "$hot"
   [ -z "$max_ratio" ] || [[ ${gate_metric:-} == accesses.* ]] ||
     die "--max-ratio with --suite gates the lab's counted figures: add --metric accesses.llc_remote_share (or another accesses.* figure)"
   [ -z "$json_file" ] || [ -d "$(dirname -- "$json_file")" ] || die "--json: directory $(dirname -- "$json_file") does not exist"
@@ -130,6 +132,7 @@ suite_main() {
       cmd_args+=(--lab "$t" --accesses --pin "${pin:-round-robin}" --reps "${lab_reps:-$reps}" --ship "$MBENCH_BIN/$b")
       [ -z "$stacks" ] || cmd_args+=(--stacks "$stacks")
       [ -z "$llc_spec" ] || cmd_args+=(--llc "$llc_spec")
+      [ -z "$hot" ] || cmd_args+=(--hot "$hot")
       [ -z "$max_ratio" ] || cmd_args+=(--max-ratio "$max_ratio" --metric "$gate_metric")
     fi
     args=$(mbench_args "$b" "$t" "${where%%[0-9]*}")
