@@ -9,6 +9,7 @@ namespace {
 struct alignas(64) NodeRefills {
   uint64_t refills;  // bumped by the node's refills
   uint64_t seen;     // `refills` at the previous look
+  int quiet_looks;   // looks in a row that found `refills` unchanged
   bool reported;     // idle since `seen`, and already reported
 };
 
@@ -34,8 +35,9 @@ uint64_t TakeIdleNodes(int self, int cpu_nodes) {
     const uint64_t refills = __atomic_load_n(&r.refills, __ATOMIC_RELAXED);
     if (refills != r.seen) {
       r.seen = refills;
+      r.quiet_looks = 0;
       r.reported = false;
-    } else if (!r.reported) {
+    } else if (!r.reported && ++r.quiet_looks >= kQuietLooks) {
       r.reported = true;
       idle |= uint64_t{1} << node;
     }

@@ -163,8 +163,11 @@ TEST_F(FakeTwoNodes, RemoteFreesGoBackToTheirOwner) {
     // need not see the same addresses again.
     const bool drained =
         Property("tcmalloc.numa.idle_drained_objects") != drained_before;
+    // Past TCMALLOC_NUMA_MAX_STRANDED_MB (16 MiB by default), node 1's growth
+    // above released node 0's free spans, and node 0 takes other addresses.
+    const bool stranded = size * kObjects > (size_t{16} << 20);
     OnCpu(0, [&] { node0_again = AllocateMany(size, kObjects); });
-    if (!drained) {
+    if (!drained && !stranded) {
       EXPECT_GE(Overlap(from_node0, node0_again), kObjects / 2)
           << "node 0 did not get its objects back";
     }
@@ -303,7 +306,7 @@ TEST_F(FakeTwoNodes, TransferCachesShareVanillasCap) {
 // A node whose threads have left keeps objects in its central lists'
 // transfer caches; they go back to their spans (and free spans to node 1's
 // page heap) once node 0 has made enough refills to see node 1 idle
-// (numa/idle_nodes.h: 2 * 1024 refills).
+// (numa/idle_nodes.h: (kQuietLooks + 1) * 1024 refills).
 TEST_F(FakeTwoNodes, IdleNodesCachesAreGivenBack) {
   OnCpu(1, [] { FreeAll(AllocateMany(64, 8 * kObjects)); });
   const size_t cached = CentralFreeBytes(1);
