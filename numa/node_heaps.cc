@@ -269,14 +269,19 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
 
 // Each CPU node's check of its small-object spans, as they come back and as
 // they go to a central list, while the kernel balances
-// (CooperatesWithBalancing). Used under the page heap lock.
-static MovedSpanCheck g_moved[kMaxNodes];
+// (CooperatesWithBalancing). Used under the page heap lock. A page each:
+// written on every span that passes, mostly by the node's own threads, so
+// first touch puts each where it is used (address space only until then).
+struct alignas(4096) NodeMovedSpanCheck {
+  MovedSpanCheck check;
+};
+static NodeMovedSpanCheck g_moved[kMaxNodes];
 
 // True when small-object span `span` of first-touch `node`'s heap is to be
 // released: sampled, its pages found elsewhere, and not released for that
 // before (MovedSpanCheck). Requires the page heap lock.
 static bool ReleaseMovedSpan(int node, const Span* span) {
-  MovedSpanCheck& check = g_moved[node];
+  MovedSpanCheck& check = g_moved[node].check;
   if (!check.ShouldCheck()) return false;
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;

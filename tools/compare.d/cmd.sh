@@ -304,7 +304,8 @@ split_windows() {
 # name_hot_code: --hot's instruction addresses named, per run (runs/rNNN.hot)
 # and summed by function over each allocator's repetitions (hot.md).
 name_hot_code() {
-  python3 "$REPO_ROOT/tools/compare.d/hot.py" --dir "$out" --labels "$(IFS=,; echo "${ALLOC_LABEL[*]}")" ||
+  python3 "$REPO_ROOT/tools/compare.d/hot.py" --dir "$out" --labels "$(IFS=,; echo "${ALLOC_LABEL[*]}")" \
+    --alloc-code "$(IFS=,; echo "${ALLOC_CODE[*]}")" ||
     die "naming the hot instructions failed (run files: $out/runs)"
   note "hot instructions: $out/hot.md (per run: $out/runs/rNNN.hot)"
 }

@@ -10,9 +10,11 @@ the object with the highest base at or below it whose PT_LOAD segments cover
 it; addr2line names it there (innermost inlined function, and the function it
 was inlined into).
 
-  hot.py --dir OUT --labels vanilla,numa   every run of a tools/compare run
-      directory: runs/PREFIX.hot per run, and hot.md (per allocator, summed
-      over its repetitions, by function)
+  hot.py --dir OUT --labels vanilla,numa [--alloc-code A,B]   every run of a
+      tools/compare run directory: runs/PREFIX.hot per run, and hot.md (per
+      allocator, summed over its repetitions, by function; with the
+      allocators' code as the shim knows it, how much of the allocator's
+      remote misses the lists cover)
   hot.py --accesses FILE --objects FILE [--window W]   one window, on stdout
 
 Objects are read at the paths the guest saw, which are the host's (the lab
@@ -150,6 +152,36 @@ def name_lines(lines, objects):
     return lines
 
 
+def is_alloc_code(h, spec):
+    """Whether a named hot line lies in the allocator's code: its library's
+    file name, or NAME@BEGIN-END (hex offsets into NAME: glibc's malloc.c)."""
+    if not spec or not h["object"]:
+        return False
+    name, _, span = spec.partition("@")
+    if os.path.basename(h["object"]) != name:
+        return False
+    if not span:
+        return True
+    begin, _, end = span.partition("-")
+    return int(begin, 16) <= h["offset"] < int(end, 16)
+
+
+def alloc_remote_misses(path):
+    """The allocator's remote LLC misses in a run's split lines (--pin)."""
+    total = 0
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) < 5 or fields[0] != "split" or fields[2] != "code=alloc":
+                continue
+            for field in fields[4:]:
+                if field.startswith("misses="):
+                    cells = [int(v) for v in field[len("misses="):].split(":")]
+                    n = int(round(len(cells) ** 0.5))
+                    total += sum(v for i, v in enumerate(cells) if i // n != i % n)
+    return total
+
+
 def describe(h):
     where = "%s+0x%x" % (os.path.basename(h["object"]), h["offset"]) if h["object"] else "unknown object"
     func = h["function"] if h["caller"] == h["function"] else "%s (in %s)" % (h["function"], h["caller"])
@@ -175,6 +207,8 @@ def one_window(args):
 
 def run_directory(args):
     labels = args.labels.split(",")
+    codes = (args.alloc_code or "").split(",")
+    codes += [""] * (len(labels) - len(codes))
     runs = []  # (label, prefix)
     with open(os.path.join(args.dir, "runs.tsv")) as f:
         for row in f:
@@ -182,6 +216,7 @@ def run_directory(args):
             runs.append((labels[int(fields[3])], fields[2]))
     totals = collections.OrderedDict((label, collections.Counter()) for label in labels)
     reps = collections.Counter()
+    alloc_listed, alloc_total = collections.Counter(), collections.Counter()
     for label, prefix in runs:
         base = os.path.join(args.dir, prefix)
         lines, dropped = read_hot(base + ".accesses")
@@ -190,6 +225,9 @@ def run_directory(args):
         with open(base + ".hot", "w") as f:
             write_run(f, lines, dropped, objects)
         reps[label] += 1
+        code = codes[labels.index(label)]
+        alloc_listed[label] += sum(h["misses"] for h in lines if is_alloc_code(h, code))
+        alloc_total[label] += alloc_remote_misses(base + ".accesses")
         for h in lines:
             key = (h["caller"], h["function"],
                    os.path.basename(h["object"]) if h["object"] else "?")
@@ -206,6 +244,11 @@ def run_directory(args):
                 if key[3] == "misses":
                     rows[key[:3]] = value
             f.write("\n## %s (%d runs)\n\n" % (label, reps[label]))
+            if alloc_total[label]:
+                f.write("The allocator's code made %d remote LLC misses; the hot lists "
+                        "hold %d of them (%.0f%%).\n\n" % (
+                            alloc_total[label], alloc_listed[label],
+                            100.0 * alloc_listed[label] / alloc_total[label]))
             f.write("| remote misses | remote accesses | function | inlined into | object |\n")
             f.write("|---:|---:|---|---|---|\n")
             for key, misses in rows.most_common(TOP_FUNCTIONS):
@@ -219,6 +262,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dir")
     p.add_argument("--labels")
+    p.add_argument("--alloc-code", help="per label, what the shim reports as the "
+                   "allocator's code (PLACE_ALLOC_CODE), comma-separated")
     p.add_argument("--accesses")
     p.add_argument("--objects")
     p.add_argument("--window", type=int)
