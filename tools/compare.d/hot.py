@@ -69,10 +69,13 @@ def read_objects(path):
     return blocks[-1] if blocks else []
 
 
-def load_extent(path, cache={}):
+_extents = {}  # path -> load_extent(path)
+
+
+def load_extent(path):
     """(lowest, highest) virtual address of an ELF file's PT_LOAD segments."""
-    if path in cache:
-        return cache[path]
+    if path in _extents:
+        return _extents[path]
     extent = None
     try:
         with open(path, "rb") as f:
@@ -93,7 +96,7 @@ def load_extent(path, cache={}):
                     extent = (lo, hi)
     except OSError:
         pass
-    cache[path] = extent
+    _extents[path] = extent
     return extent
 
 
@@ -214,7 +217,9 @@ def run_directory(args):
         for row in f:
             fields = row.rstrip("\n").split("\t")
             runs.append((labels[int(fields[3])], fields[2]))
-    totals = collections.OrderedDict((label, collections.Counter()) for label in labels)
+    # Per label, by (caller, function, object): remote misses and accesses.
+    misses = {label: collections.Counter() for label in labels}
+    accesses = {label: collections.Counter() for label in labels}
     reps = collections.Counter()
     alloc_listed, alloc_total = collections.Counter(), collections.Counter()
     for label, prefix in runs:
@@ -231,18 +236,14 @@ def run_directory(args):
         for h in lines:
             key = (h["caller"], h["function"],
                    os.path.basename(h["object"]) if h["object"] else "?")
-            totals[label][key + ("misses",)] += h["misses"]
-            totals[label][key + ("accesses",)] += h["accesses"]
+            misses[label][key] += h["misses"]
+            accesses[label][key] += h["accesses"]
     with open(os.path.join(args.dir, "hot.md"), "w") as f:
         f.write("# The instructions behind the remote LLC misses (--hot)\n\n")
         f.write("Summed over each allocator's runs, by function (the innermost inlined\n"
                 "function, and the function it was inlined into). Only each run's\n"
                 "hottest instructions are listed, so the sums are lower bounds.\n")
-        for label, counter in totals.items():
-            rows = collections.Counter()
-            for key, value in counter.items():
-                if key[3] == "misses":
-                    rows[key[:3]] = value
+        for label in labels:
             f.write("\n## %s (%d runs)\n\n" % (label, reps[label]))
             if alloc_total[label]:
                 f.write("The allocator's code made %d remote LLC misses; the hot lists "
@@ -251,10 +252,10 @@ def run_directory(args):
                             100.0 * alloc_listed[label] / alloc_total[label]))
             f.write("| remote misses | remote accesses | function | inlined into | object |\n")
             f.write("|---:|---:|---|---|---|\n")
-            for key, misses in rows.most_common(TOP_FUNCTIONS):
+            for key, count in misses[label].most_common(TOP_FUNCTIONS):
                 caller, function, obj = key
                 f.write("| %d | %d | %s | %s | %s |\n" % (
-                    misses, counter[key + ("accesses",)], function.replace("|", "\\|"),
+                    count, accesses[label][key], function.replace("|", "\\|"),
                     "" if caller == function else caller.replace("|", "\\|"), obj))
 
 
