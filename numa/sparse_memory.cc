@@ -15,15 +15,16 @@ constexpr size_t kPage = 4096;
 // address space only, until written.
 constexpr size_t kStep = size_t{8} << 20;
 
-// The unused rest of the current step (guarded by the page heap lock).
+// Guards g_next and g_left. Callers hold the page heap lock or a log lock
+// (log blocks), never both, so neither alone keeps two carvings apart.
+bool g_locked;
+
+// The unused rest of the current step (guarded by g_locked).
 char* g_next;
 size_t g_left;
 
-}  // namespace
-
-void* SparseAlloc(size_t bytes) {
-  if (bytes == 0 || bytes > ~size_t{0} - kStep) return nullptr;
-  const size_t len = (bytes + kPage - 1) & ~(kPage - 1);
+// The rest of SparseAlloc, under the lock.
+void* Carve(size_t len) {
   if (len > g_left) {
     const size_t map_len = len > kStep ? len : kStep;
     const long p =
@@ -38,6 +39,31 @@ void* SparseAlloc(size_t bytes) {
   void* result = g_next;
   g_next += len;
   g_left -= len;
+  return result;
+}
+
+}  // namespace
+
+void LockSparseMemory() {
+  while (__atomic_exchange_n(&g_locked, true, __ATOMIC_ACQUIRE)) {
+    while (__atomic_load_n(&g_locked, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+}
+
+void UnlockSparseMemory() {
+  __atomic_store_n(&g_locked, false, __ATOMIC_RELEASE);
+}
+
+void* SparseAlloc(size_t bytes) {
+  if (bytes == 0 || bytes > ~size_t{0} - kStep) return nullptr;
+  const size_t len = (bytes + kPage - 1) & ~(kPage - 1);
+  LockSparseMemory();
+  void* result = Carve(len);
+  UnlockSparseMemory();
   return result;
 }
 

@@ -14,7 +14,8 @@
 // rest of a step is untouched and costs no memory. Fresh memory is zero.
 // Never freed.
 //
-// Raw syscalls only: called inside malloc, under the page heap lock.
+// Raw syscalls only: called inside malloc, under the page heap lock and
+// under the remote-free logs' locks, so it takes a leaf lock of its own.
 //
 // Inside the gperftools tree this file lives at src/numa/sparse_memory.h.
 #ifndef NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
@@ -29,8 +30,13 @@ namespace numa {
 
 // `bytes` of zeroed memory, page aligned, without huge pages; nullptr if the
 // kernel refuses the mapping. A refused madvise is ignored (the memory is
-// still usable, only denser in RAM). Requires the page heap lock.
+// still usable, only denser in RAM). Thread-safe.
 void* SparseAlloc(size_t bytes);
+
+// The leaf lock SparseAlloc takes, held across fork() (innermost of the
+// fork handlers' locks) so that the child's carving state is whole.
+void LockSparseMemory();
+void UnlockSparseMemory();
 
 }  // namespace numa
 }  // namespace tcmalloc

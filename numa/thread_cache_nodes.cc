@@ -497,9 +497,15 @@ void ThreadCacheNodes::LockLogPools() NO_THREAD_SAFETY_ANALYSIS {
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).LockPool();
   }
+  // Innermost: where new blocks come from (AllocateBlock runs under a
+  // shared log's lock), and the sparse memory they are carved from.
+  g_block_chunk_lock.Lock();
+  LockSparseMemory();
 }
 
 void ThreadCacheNodes::UnlockLogPools() NO_THREAD_SAFETY_ANALYSIS {
+  UnlockSparseMemory();
+  g_block_chunk_lock.Unlock();
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).UnlockPool();
   }

@@ -108,7 +108,9 @@ class ThreadCacheNodes {
   // the thread-cache figures of the stats (objects still in a thread's own
   // log count in its Size()).
   static uint64_t LoggedBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // The logs' block pools, held across fork().
+  // The logs' locks (shared logs, block pools) and, innermost, those of the
+  // memory blocks are carved from (block chunks, SparseAlloc), held across
+  // fork().
   static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
   static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
 

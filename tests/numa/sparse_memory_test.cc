@@ -5,8 +5,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -54,6 +59,47 @@ TEST(SparseAlloc, ZeroedPageAlignedWithoutHugePages) {
   for (int i = 0; i < 8192; ++i) ASSERT_EQ(p[i], 0) << i;
   memset(p, 1, 8192);
   EXPECT_NE(VmFlagsAt(p).find(" nh"), std::string::npos) << VmFlagsAt(p);
+}
+
+// Callers hold different locks (the page heap lock, the log blocks' chunk
+// lock), so SparseAlloc must keep concurrent carvings apart by itself: no
+// page handed out twice.
+TEST(SparseAlloc, ConcurrentCallsGetDisjointPages) {
+  constexpr int kThreads = 8;
+  constexpr int kCalls = 4000;
+  std::vector<std::vector<uintptr_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&got, t] {
+      got[t].reserve(kCalls);
+      for (int i = 0; i < kCalls; ++i) {
+        got[t].push_back(reinterpret_cast<uintptr_t>(SparseAlloc(4096)));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<uintptr_t> all;
+  for (const auto& v : got) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  int shared = 0;
+  for (size_t i = 1; i < all.size(); ++i) shared += all[i] == all[i - 1];
+  EXPECT_EQ(shared, 0) << "pages handed out twice";
+  EXPECT_NE(all.front(), 0u) << "a call failed";
+}
+
+// The lock SparseAlloc takes is the one fork() holds: a call waits for it.
+TEST(SparseAlloc, WaitsForTheLockForkHolds) {
+  std::atomic<bool> done{false};
+  LockSparseMemory();
+  std::thread t([&done] {
+    SparseAlloc(4096);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(done) << "SparseAlloc did not wait for the lock";
+  UnlockSparseMemory();
+  t.join();
+  EXPECT_TRUE(done);
 }
 
 TEST(SparseAlloc, LargerThanAStepGetsItsOwnMapping) {
