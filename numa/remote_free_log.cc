@@ -48,16 +48,6 @@ LogBlock* NodeInbox::TakeAll() {
   return taken;
 }
 
-void LogLock::Lock() {
-  while (locked_.exchange(true, std::memory_order_acquire)) {
-    while (locked_.load(std::memory_order_relaxed)) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-  }
-}
-
 LogBlock* NodeInbox::TakeEmpty() {
   LockPool();
   LogBlock* block = pool_;

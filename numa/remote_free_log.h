@@ -24,6 +24,7 @@
 
 #include <atomic>
 
+#include "numa/leaf_lock.h"
 #include "numa/node_class.h"
 
 #pragma GCC visibility push(hidden)
@@ -68,17 +69,6 @@ inline void LogObject(LogBlock* block, void* object, uint32_t cl,
 inline bool LogIsFull(const LogBlock* block) {
   return block->count == kLogSlots || block->bytes >= kLogMaxBytes;
 }
-
-// A spin lock held for a few instructions (no syscall, no allocation), so
-// that a thread waiting for it is never waiting long.
-class LogLock {
- public:
-  void Lock();
-  void Unlock() { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
 
 // A stack of blocks any thread may push onto, emptied in one exchange:
 // without a pop of one block there is no ABA case and no lock.
@@ -132,7 +122,7 @@ class alignas(64) NodeInbox {
   std::atomic<uint64_t> bytes_{0};
   // The pool pops one block at a time, so it takes a lock (a stack popped
   // by several threads has the ABA case).
-  LogLock pool_lock_;
+  LeafLock pool_lock_;
   LogBlock* pool_ = nullptr;  // guarded by pool_lock_
   std::atomic<uint32_t> pool_size_{0};
 };
@@ -144,7 +134,7 @@ NodeInbox& InboxOf(int node);
 // owner node: their free() would link the object into the owner's central
 // list, a write into it.
 struct alignas(64) SharedLog {
-  LogLock lock;
+  LeafLock lock;
   LogBlock* block = nullptr;  // guarded by lock
 };
 

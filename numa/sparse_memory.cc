@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "numa/leaf_lock.h"
 #include "numa/syscall.h"
 
 namespace tcmalloc {
@@ -17,9 +18,9 @@ constexpr size_t kStep = size_t{8} << 20;
 
 // Guards g_next and g_left. Callers hold the page heap lock or a log lock
 // (log blocks), never both, so neither alone keeps two carvings apart.
-bool g_locked;
+LeafLock g_lock;
 
-// The unused rest of the current step (guarded by g_locked).
+// The unused rest of the current step (guarded by g_lock).
 char* g_next;
 size_t g_left;
 
@@ -44,19 +45,8 @@ void* Carve(size_t len) {
 
 }  // namespace
 
-void LockSparseMemory() {
-  while (__atomic_exchange_n(&g_locked, true, __ATOMIC_ACQUIRE)) {
-    while (__atomic_load_n(&g_locked, __ATOMIC_RELAXED)) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-  }
-}
-
-void UnlockSparseMemory() {
-  __atomic_store_n(&g_locked, false, __ATOMIC_RELEASE);
-}
+void LockSparseMemory() { g_lock.Lock(); }
+void UnlockSparseMemory() { g_lock.Unlock(); }
 
 void* SparseAlloc(size_t bytes) {
   if (bytes == 0 || bytes > ~size_t{0} - kStep) return nullptr;

@@ -65,7 +65,7 @@ SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
 // of the thread that first writes them.
 constexpr size_t kBlockBytes = 8192;
 constexpr size_t kBlockChunk = 32 * kBlockBytes;
-LogLock g_block_chunk_lock;
+LeafLock g_block_chunk_lock;
 char* g_block_chunk = nullptr;  // guarded by g_block_chunk_lock
 size_t g_block_chunk_left = 0;
 
