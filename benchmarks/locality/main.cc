@@ -12,6 +12,7 @@
 
 #include "benchmarks/locality/allocator_name.h"
 #include "benchmarks/locality/isolate.h"
+#include "benchmarks/locality/page_log.h"
 #include "benchmarks/locality/report.h"
 #include "benchmarks/locality/topology.h"
 #include "benchmarks/locality/window_marks.h"
@@ -25,7 +26,7 @@ constexpr char kUsage[] =
     "all|small|page]\n"
     "                      [--seed N] [--scale N] [--label NAME] "
     "[--csv|--json]\n"
-    "                      [--windows] [--list]\n"
+    "                      [--windows] [--explain N] [--list]\n"
     "  --size-class  print only rows of that class: small = blocks <= 256 "
     "KiB,\n"
     "                page = blocks > 256 KiB, all = both together (default: "
@@ -34,7 +35,10 @@ constexpr char kUsage[] =
     "  --label NAME  allocator name in the output (default: detected from the\n"
     "                libraries mapped into the process)\n"
     "  --windows     mark each workload's work as a counting window of the\n"
-    "                lab's access plugin (tools/numa-vm --accesses)\n";
+    "                lab's access plugin (tools/numa-vm --accesses)\n"
+    "  --explain N   name up to N pages per workload that were not local, on\n"
+    "                stderr: writer's node, owner (tc_numa_node_of), nodes "
+    "seen\n";
 
 [[noreturn]] void Usage(const char* problem) {
   std::fprintf(stderr, "locality_probe: %s (see --help)\n", problem);
@@ -88,6 +92,11 @@ int Main(int argc, char** argv) {
     } else if (arg == "--label") {
       label = value();
       if (!ValidLabel(label)) Usage("--label wants letters, digits, . _ + -");
+    } else if (arg == "--explain") {
+      if (!ParseInt(value(), 0, 1000000, &n)) {
+        Usage("--explain wants 0-1000000");
+      }
+      ExplainPages(static_cast<int>(n));
     } else if (arg == "--windows") {
       EnableWindows(true);
     } else if (arg == "--csv") {

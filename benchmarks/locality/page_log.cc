@@ -1,5 +1,6 @@
 #include "benchmarks/locality/page_log.h"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -76,6 +77,35 @@ void PageLog::Record(const void* block, size_t bytes, int node) {
   }
 }
 
+namespace {
+
+int g_explain_pages = 0;
+
+// The allocator's owner of `p`, or -2 when it does not say.
+int OwnerOf(uintptr_t p) {
+  using NodeOf = int (*)(const void*);
+  static const NodeOf node_of =
+      reinterpret_cast<NodeOf>(dlsym(RTLD_DEFAULT, "tc_numa_node_of"));
+  return node_of ? node_of(reinterpret_cast<const void*>(p)) : -2;
+}
+
+void Explain(const Observation* first, const Observation* last) {
+  std::fprintf(stderr,
+               "locality_probe: not local: %s page %#lx written on node %d "
+               "owner %d seen on",
+               first->size_class == kSmall ? "small" : "page",
+               static_cast<unsigned long>(first->page), first->expected,
+               OwnerOf(first->page));
+  for (const Observation* o = first; o != last; ++o) {
+    std::fprintf(stderr, " %d", o->actual);
+  }
+  std::fputc('\n', stderr);
+}
+
+}  // namespace
+
+void ExplainPages(int pages) { g_explain_pages = pages; }
+
 Summary Summarize(const std::vector<const PageLog*>& logs) {
   size_t total = 0;
   for (const PageLog* log : logs) total += log->end() - log->begin();
@@ -92,12 +122,17 @@ Summary Summarize(const std::vector<const PageLog*>& logs) {
   std::sort(all, all + n, [&](const Observation& a, const Observation& b) {
     return key(a) < key(b);
   });
+  int explained = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i;
     bool local = true, unknown = false;
     for (; j < n && key(all[j]) == key(all[i]); ++j) {
       if (all[j].actual < 0) unknown = true;
       if (all[j].actual != all[j].expected) local = false;
+    }
+    if (!local && explained < g_explain_pages) {
+      Explain(all + i, all + j);
+      ++explained;
     }
     for (Tally* t : {&summary.by_class[all[i].size_class], &summary.all}) {
       ++t->pages;

@@ -65,6 +65,11 @@ struct Summary {
 // node.
 Summary Summarize(const std::vector<const PageLog*>& logs);
 
+// Makes Summarize name up to `pages` pages that were not local, on stderr,
+// with the node the allocator says owns each (tc_numa_node_of, when the
+// allocator has it): a diagnosis of a short row, not part of the figures.
+void ExplainPages(int pages);
+
 }  // namespace locality
 
 #endif  // BENCHMARKS_LOCALITY_PAGE_LOG_H_
