@@ -112,6 +112,7 @@ constexpr CounterName kCounters[] = {
     {"moved_spans_released", Counter::kMovedSpansReleased},
     {"moved_spans_kept", Counter::kMovedSpansKept},
     {"inbox_full_objects", Counter::kInboxFullObjects},
+    {"refills_moved", Counter::kRefillsMoved},
 };
 
 // tcmalloc.numa.refused_<call>: the errno the kernel refused it with.

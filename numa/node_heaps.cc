@@ -40,6 +40,25 @@ void* (*g_storage)(size_t) = MetaDataAlloc;
 // Each CPU node's spans (NewSpanStorage), set up at first use.
 SizedMetadataAllocator g_span_stores[kMaxCpuNodes];
 
+// Set while the calling thread fills another node's list on purpose
+// (SetBorrowing), so NewForList does not take it for a thread that moved.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_borrowing =
+    false;
+// Called once a list's span is taken, before the mover check (tests only).
+void (*g_after_span_for_test)() = nullptr;
+
+// Whether the thread filling `region`'s list is a thread of another node
+// that came to it by the scheduler, not by borrowing: a refill looks at
+// the thread's node and fills that node's list, and the heap's lock and a
+// growth's system calls lie between that look and the writes that build
+// the new span's free list. Under first touch those writes place the
+// span's pages, and under THP=always the 2 MiB around them, on the node
+// the thread runs on when it writes.
+bool FilledFromAnotherNode(int region) {
+  return NodesWithCentralLists() > 1 && region < NodesWithCentralLists() &&
+         !t_borrowing && ThisThreadsListNode() != region;
+}
+
 // The CPU node whose store keeps the span of pages from `start`, or -1 for
 // upstream's allocator.
 int SpanStoreOf(PageID start) {
@@ -370,11 +389,23 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   PageHeap* heap = Heap(region);
   if (heap == nullptr) return nullptr;
   Span* span = heap->NewWithSizeClass(n, cl);
-  if (span != nullptr && CooperatesWithBalancing() && FirstTouchNode(region)) {
+  if (span == nullptr) return nullptr;
+  if (g_after_span_for_test != nullptr) g_after_span_for_test();
+  // Checked last, so that only the free list's own writes come after it.
+  // The span is still unwritten: it goes back whole, and the refill is
+  // served on the thread's new node (ThreadCacheNodes::Borrow).
+  if (FilledFromAnotherNode(region)) {
+    heap->Delete(span);
+    AddToCounter(Counter::kRefillsMoved, 1);
+    return nullptr;
+  }
+  if (CooperatesWithBalancing() && FirstTouchNode(region)) {
     ReleaseIfMoved(region, span);
   }
   return span;
 }
+
+void NodeHeaps::SetBorrowing(bool on) { t_borrowing = on; }
 
 PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
   if (heap->numa_region_ < 0 || (!Active() && !PlacementStarted())) return heap;
@@ -597,6 +628,10 @@ int NodeHeaps::NodeSpansInUse() {
 
 void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
   g_storage = alloc != nullptr ? alloc : MetaDataAlloc;
+}
+
+void NodeHeaps::SetAfterSpanForTest(void (*hook)()) {
+  g_after_span_for_test = hook;
 }
 
 bool NodeHeaps::HeapStats(int region, PageHeap::Stats* stats) {

@@ -69,9 +69,15 @@ class NodeHeaps {
 
   // A span of n pages for `region`'s central list of class cl, from that
   // region's heap only (a list's objects are always its region's); nullptr
-  // when that heap can neither serve nor grow.
+  // when that heap can neither serve nor grow, or when the calling thread
+  // now runs on another CPU node and is not borrowing (the scheduler moved
+  // it inside the refill: its writes would place the span's pages there;
+  // the span goes back unwritten, tcmalloc.numa.refills_moved).
   static Span* NewForList(int region, Length n,
                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Marks the calling thread as filling another node's list on purpose (a
+  // borrower, ThreadCacheNodes::Borrow) until called with false.
+  static void SetBorrowing(bool on) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // The heap that takes `span` back: its owner's (OwnerOf), placed memory's
   // always; `heap` itself when that is not a node heap, or for unplaced
@@ -139,6 +145,10 @@ class NodeHeaps {
   // when there is none (tests/numa_heap/node_heap_metadata_test.cc).
   static void SetStorageForTest(void* (*alloc)(size_t))
       ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Calls `hook` (nullptr: none) in NewForList between the heap's span and
+  // its check of the thread's node, where the scheduler may move a thread
+  // (tests/numa_heap/refill_moved_test.cc).
+  static void SetAfterSpanForTest(void (*hook)()) ATTRIBUTE_VISIBILITY_HIDDEN;
 
  private:
   static bool RetireSpan(PageHeap* heap, Span* s) ATTRIBUTE_VISIBILITY_HIDDEN;

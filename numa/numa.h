@@ -190,6 +190,13 @@ inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;
 }
 
+// The CPU node whose central lists serve the calling thread: its node, or
+// node 0 with one set of lists.
+inline int ThisThreadsListNode() {
+  const int node = CurrentNode();
+  return node < NodesWithCentralLists() ? node : 0;
+}
+
 // True once CPU node `node`'s central lists are made. With one set of lists
 // (vanilla's) they are from the start; with several, a node's are made by
 // its first thread cache (numa/central_lists.h). Objects of a node exist
@@ -311,6 +318,9 @@ enum class Counter : int {
   kMovedSpansKept,      // of those, kept: moved away again after a release
   kInboxFullObjects,    // remote frees the freeing thread linked in itself:
                         // their owner's inbox was full
+  kRefillsMoved,        // refills whose thread the scheduler moved to another
+                        // node before it wrote a new span: the span went
+                        // back, and the thread's new node served it
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
+#include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/region.h"
 #include "numa/remote_free_log.h"
@@ -45,12 +46,6 @@ SizedMetadataAllocator g_storage[kMaxCpuNodes];
 
 int NodesWithLists() { return NodeClasses() ? NodesWithCentralLists() : 1; }
 
-// The thread's node, as far as its cache goes: a node with lists.
-int ThisThreadsNode() {
-  const int node = CurrentNode();
-  return node < NodesWithCentralLists() ? node : 0;
-}
-
 bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 
 // Remote frees are logged (TCMALLOC_NUMA_REMOTE_FREE=owner, node classes).
@@ -87,7 +82,7 @@ LogBlock* AllocateBlock() {
   g_block_chunk_lock.Unlock();
   if (block == nullptr) return nullptr;
   memset(block, 0, sizeof(LogBlock));  // the first touch places the pages
-  block->placed_on = ThisThreadsNode();
+  block->placed_on = ThisThreadsListNode();
   return block;
 }
 
@@ -221,7 +216,7 @@ void ThreadCacheNodes::RefreshLocalRange(ThreadCache* cache) {
 
 void ThreadCacheNodes::Init(ThreadCache* cache) {
   cache->node_lists_in_use_ = 0;
-  cache->node_ = ThisThreadsNode();
+  cache->node_ = ThisThreadsListNode();
   MakeNodeLists(cache->node_);  // by a thread of the node: on its pages
   RefreshLocalRange(cache);
   if (!NodeClasses()) {
@@ -273,7 +268,7 @@ void ThreadCacheNodes::Flush(ThreadCache* cache, int node) {
 
 void ThreadCacheNodes::Refresh(ThreadCache* cache) {
   if (NodesWithCentralLists() == 1) return;
-  const int node = ThisThreadsNode();
+  const int node = ThisThreadsListNode();
   const int old_node = cache->node_;
   const OnMigration action =
       DecideMigration(old_node, node, MigrationPolicy(), NodeClasses());
@@ -398,7 +393,7 @@ void ThreadCacheNodes::FreeWithoutCache(void* ptr, uint32_t cl) {
 bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
   if (!g_logs) return false;
   const int owner = ClassNode(cl);
-  const int here = ThisThreadsNode();
+  const int here = ThisThreadsListNode();
   if (owner == here) return false;
   SharedLog& log = g_shared_logs[here][owner];
   log.lock.Lock();
@@ -536,6 +531,16 @@ void* ThreadCacheNodes::BeforeRefill(ThreadCache* cache, uint32_t cl,
 }
 
 void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
+  // The scheduler moved the thread inside its refill, and the new span went
+  // back unwritten (NodeHeaps::NewForList): its new node serves, as its
+  // next refill would have.
+  if (NodesWithCentralLists() > 1 && ThisThreadsListNode() != cache->node_) {
+    Refresh(cache);
+    void *start, *end;
+    if (CentralListsOf(cache->node_)[cl].RemoveRange(&start, &end, 1) == 1) {
+      return start;
+    }
+  }
   int order[kMaxNodes];
   const int count = BorrowFrom(cache->node_, numa::Borrow::kObjects, order);
   // This cache's own lists and logs of other nodes first: no lock, and the
@@ -561,7 +566,10 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
     // A lender no thread has run on yet gets its lists from here: first
     // written on this node, a fallback's price.
     EnsureNodeLists(order[i]);
-    if (CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1) == 1) {
+    NodeHeaps::SetBorrowing(true);
+    const int got = CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1);
+    NodeHeaps::SetBorrowing(false);
+    if (got == 1) {
       AddToCounter(Counter::kBorrowedObjects, 1);
       return start;
     }
