@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/locality/page_log.h"
 #include "benchmarks/locality/window_marks.h"
 
 namespace locality {
@@ -59,6 +60,7 @@ Result RunIsolated(const Workload& workload, const Options& options) {
   const std::string fd = std::to_string(fds[1]);
   const std::string seed = std::to_string(options.seed);
   const std::string scale = std::to_string(options.scale);
+  const std::string explain = std::to_string(ExplainedPages());
   std::vector<char*> args = {const_cast<char*>("locality_probe"),
                              const_cast<char*>(kChildFlag),
                              const_cast<char*>(workload.name),
@@ -66,6 +68,7 @@ Result RunIsolated(const Workload& workload, const Options& options) {
                              const_cast<char*>(seed.c_str()),
                              const_cast<char*>(scale.c_str()),
                              const_cast<char*>(WindowsEnabled() ? "1" : "0"),
+                             const_cast<char*>(explain.c_str()),
                              nullptr};
   std::fflush(nullptr);
   const pid_t pid = fork();
@@ -96,8 +99,8 @@ bool IsIsolatedChild(int argc, char** argv) {
 }
 
 int RunIsolatedChild(int argc, char** argv) {
-  // argv: probe --run-isolated NAME FD SEED SCALE WINDOWS
-  if (argc != 7) return 1;
+  // argv: probe --run-isolated NAME FD SEED SCALE WINDOWS EXPLAIN
+  if (argc != 8) return 1;
   const Workload* workload = nullptr;
   for (const Workload& w : AllWorkloads()) {
     if (std::strcmp(w.name, argv[2]) == 0) workload = &w;
@@ -108,6 +111,7 @@ int RunIsolatedChild(int argc, char** argv) {
   options.seed = std::strtoull(argv[4], nullptr, 10);
   options.scale = std::atoi(argv[5]);
   EnableWindows(std::strcmp(argv[6], "1") == 0);
+  ExplainPages(std::atoi(argv[7]));
   const Topology topology = ReadTopology();
   OpenWindow();
   const Result r = workload->run(topology, options);

@@ -105,6 +105,7 @@ void Explain(const Observation* first, const Observation* last) {
 }  // namespace
 
 void ExplainPages(int pages) { g_explain_pages = pages; }
+int ExplainedPages() { return g_explain_pages; }
 
 Summary Summarize(const std::vector<const PageLog*>& logs) {
   size_t total = 0;

@@ -69,6 +69,7 @@ Summary Summarize(const std::vector<const PageLog*>& logs);
 // with the node the allocator says owns each (tc_numa_node_of, when the
 // allocator has it): a diagnosis of a short row, not part of the figures.
 void ExplainPages(int pages);
+int ExplainedPages();  // the limit ExplainPages set (0: none)
 
 }  // namespace locality
 
