@@ -35,6 +35,29 @@ Observation* Grow(Observation* old, size_t old_count, size_t new_count) {
   return static_cast<Observation*>(p);
 }
 
+int g_explain_pages = 0;
+
+// The allocator's owner of `p`, or -2 when it does not say.
+int OwnerOf(uintptr_t p) {
+  using NodeOf = int (*)(const void*);
+  static const NodeOf node_of =
+      reinterpret_cast<NodeOf>(dlsym(RTLD_DEFAULT, "tc_numa_node_of"));
+  return node_of ? node_of(reinterpret_cast<const void*>(p)) : -2;
+}
+
+void Explain(const Observation* first, const Observation* last) {
+  std::fprintf(stderr,
+               "locality_probe: not local: %s page %#lx written on node %d "
+               "owner %d seen on",
+               first->size_class == kSmall ? "small" : "page",
+               static_cast<unsigned long>(first->page), first->expected,
+               OwnerOf(first->page));
+  for (const Observation* o = first; o != last; ++o) {
+    std::fprintf(stderr, " %d", o->actual);
+  }
+  std::fputc('\n', stderr);
+}
+
 }  // namespace
 
 PageLog::~PageLog() {
@@ -76,33 +99,6 @@ void PageLog::Record(const void* block, size_t bytes, int node) {
     }
   }
 }
-
-namespace {
-
-int g_explain_pages = 0;
-
-// The allocator's owner of `p`, or -2 when it does not say.
-int OwnerOf(uintptr_t p) {
-  using NodeOf = int (*)(const void*);
-  static const NodeOf node_of =
-      reinterpret_cast<NodeOf>(dlsym(RTLD_DEFAULT, "tc_numa_node_of"));
-  return node_of ? node_of(reinterpret_cast<const void*>(p)) : -2;
-}
-
-void Explain(const Observation* first, const Observation* last) {
-  std::fprintf(stderr,
-               "locality_probe: not local: %s page %#lx written on node %d "
-               "owner %d seen on",
-               first->size_class == kSmall ? "small" : "page",
-               static_cast<unsigned long>(first->page), first->expected,
-               OwnerOf(first->page));
-  for (const Observation* o = first; o != last; ++o) {
-    std::fprintf(stderr, " %d", o->actual);
-  }
-  std::fputc('\n', stderr);
-}
-
-}  // namespace
 
 void ExplainPages(int pages) { g_explain_pages = pages; }
 int ExplainedPages() { return g_explain_pages; }

@@ -16,30 +16,17 @@
 
 #include "gperftools/malloc_extension.h"
 #include "gtest/gtest.h"
+#include "tests/numa_heap/fake_two_nodes.h"
 
 namespace {
 
-constexpr size_t kPageLevelBytes = 1 << 20;  // far above kMaxSize: a span
+using fake_two_nodes::PinToCpu;
+using fake_two_nodes::Property;
 
-size_t Property(const std::string& name) {
-  size_t value = 0;
-  EXPECT_TRUE(
-      MallocExtension::instance()->GetNumericProperty(name.c_str(), &value))
-      << name;
-  return value;
-}
+constexpr size_t kPageLevelBytes = 1 << 20;  // far above kMaxSize: a span
 
 size_t NodeProperty(int node, const char* field) {
   return Property("tcmalloc.numa.node" + std::to_string(node) + "." + field);
-}
-
-// Runs the calling thread on `cpu`, which the fake topology puts on node
-// cpu % 2. Returns false on a one-CPU machine.
-bool PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return sched_setaffinity(0, sizeof(set), &set) == 0 && sched_getcpu() == cpu;
 }
 
 class FakeTwoNodes : public ::testing::Test {

@@ -18,38 +18,15 @@
 #include "gperftools/malloc_extension.h"
 #include "gtest/gtest.h"
 #include "numa/node_heaps.h"
+#include "tests/numa_heap/fake_two_nodes.h"
 
 namespace {
 
-size_t Property(const std::string& name) {
-  size_t value = 0;
-  EXPECT_TRUE(
-      MallocExtension::instance()->GetNumericProperty(name.c_str(), &value))
-      << name;
-  return value;
-}
-
-bool PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return sched_setaffinity(0, sizeof(set), &set) == 0 && sched_getcpu() == cpu;
-}
+using fake_two_nodes::PinToCpu;
+using fake_two_nodes::Property;
+using fake_two_nodes::RegionOf;
 
 void* NoMetadata(size_t) { return nullptr; }
-
-// Whose region holds p, by the properties the allocator reports.
-int RegionOf(const void* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  for (int node = 0; node < 2; ++node) {
-    const std::string prefix = "tcmalloc.numa.node" + std::to_string(node);
-    if (a >= Property(prefix + ".region_begin") &&
-        a < Property(prefix + ".region_end")) {
-      return node;
-    }
-  }
-  return -1;
-}
 
 TEST(NodeHeapMetadata, ANodeWithoutItsHeapIsServedByTheOthers) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";

@@ -21,8 +21,13 @@
 
 #include "gperftools/malloc_extension.h"
 #include "gtest/gtest.h"
+#include "tests/numa_heap/fake_two_nodes.h"
 
 namespace {
+
+using fake_two_nodes::PinToCpu;
+using fake_two_nodes::Property;
+using fake_two_nodes::RegionOf;
 
 constexpr int kObjects = 4096;
 constexpr size_t kSizes[] = {16, 64, 1024, 8192, 65536};
@@ -37,24 +42,9 @@ bool OwnerListsControl() {
   return v != nullptr && strcmp(v, "owner-lists") == 0;
 }
 
-size_t Property(const std::string& name) {
-  size_t value = 0;
-  EXPECT_TRUE(
-      MallocExtension::instance()->GetNumericProperty(name.c_str(), &value))
-      << name;
-  return value;
-}
-
 size_t CentralFreeBytes(int node) {
   return Property("tcmalloc.numa.node" + std::to_string(node) +
                   ".central_cache_free_bytes");
-}
-
-bool PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return sched_setaffinity(0, sizeof(set), &set) == 0 && sched_getcpu() == cpu;
 }
 
 // Runs `body` on a new thread pinned to `cpu` (node cpu % 2).
@@ -327,18 +317,6 @@ TEST_F(FakeTwoNodes, IdleNodesCachesAreGivenBack) {
   // 32 objects.
   EXPECT_GE(Property("tcmalloc.numa.idle_drained_objects"),
             drained_before + 1024);
-}
-
-int RegionOf(const void* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  for (int node = 0; node < 2; ++node) {
-    const std::string prefix = "tcmalloc.numa.node" + std::to_string(node);
-    if (a >= Property(prefix + ".region_begin") &&
-        a < Property(prefix + ".region_end")) {
-      return node;
-    }
-  }
-  return -1;
 }
 
 // Node 1's region cannot grow (a page mapped right after what it reserved,
