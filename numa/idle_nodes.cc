@@ -1,27 +1,30 @@
 // Refill counts per CPU node and the look for idle ones (numa/idle_nodes.h).
 #include "numa/idle_nodes.h"
 
+#include "numa/node_pages.h"
+
 namespace tcmalloc {
 namespace numa {
 namespace {
 
-// One cache line per node: refills of different nodes never share a line.
-struct alignas(64) NodeRefills {
-  uint64_t refills;  // bumped by the node's refills
-  uint64_t seen;     // `refills` at the previous look
-  int quiet_looks;   // looks in a row that found `refills` unchanged
-  bool reported;     // idle since `seen`, and already reported
-};
+// Each node's refill count, bumped by its own refills: a page per node
+// (numa/node_pages.h), so that those writes stay on the node.
+NodePages<uint64_t> g_refills;
 
-NodeRefills g_nodes[kMaxCpuNodes];
+// What the looker last saw of each node, written only by the looker.
+struct Look {
+  uint64_t seen;    // the node's refill count at the previous look
+  int quiet_looks;  // looks in a row that found it unchanged
+  bool reported;    // idle since `seen`, and already reported
+};
+Look g_looks[kMaxCpuNodes];
 bool g_looking;
 
 }  // namespace
 
 bool NoteRefill(int node) {
   if (node < 0 || node >= kMaxCpuNodes) return false;
-  const uint64_t n =
-      __atomic_add_fetch(&g_nodes[node].refills, 1, __ATOMIC_RELAXED);
+  const uint64_t n = __atomic_add_fetch(&g_refills[node], 1, __ATOMIC_RELAXED);
   return n % kRefillsPerLook == 0;
 }
 
@@ -31,8 +34,9 @@ uint64_t TakeIdleNodes(int self, int cpu_nodes) {
   uint64_t idle = 0;
   for (int node = 0; node < cpu_nodes; ++node) {
     if (node == self) continue;
-    NodeRefills& r = g_nodes[node];
-    const uint64_t refills = __atomic_load_n(&r.refills, __ATOMIC_RELAXED);
+    Look& r = g_looks[node];
+    const uint64_t refills =
+        __atomic_load_n(&g_refills[node], __ATOMIC_RELAXED);
     if (refills != r.seen) {
       r.seen = refills;
       r.quiet_looks = 0;
@@ -46,8 +50,18 @@ uint64_t TakeIdleNodes(int self, int cpu_nodes) {
   return idle;
 }
 
+void PlaceRefillCountsOnNodePages() { g_refills.Place(); }
+
+const uint64_t* RefillCountOf(int node) { return &g_refills[node]; }
+
 void ResetIdleNodesForTest() {
-  for (NodeRefills& r : g_nodes) r = NodeRefills{};
+  for (int node = 0; node < kMaxCpuNodes; ++node) {
+    // Only pages written before: a read leaves a page unplaced.
+    if (__atomic_load_n(&g_refills[node], __ATOMIC_RELAXED) != 0) {
+      __atomic_store_n(&g_refills[node], 0, __ATOMIC_RELAXED);
+    }
+    g_looks[node] = Look{};
+  }
   g_looking = false;
 }
 

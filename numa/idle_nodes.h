@@ -39,6 +39,12 @@ bool NoteRefill(int node);
 // is looking.
 uint64_t TakeIdleNodes(int self, int cpu_nodes);
 
+// Puts each node's refill count on a page of its own (numa/node_pages.h).
+void PlaceRefillCountsOnNodePages();
+
+// Node `node`'s refill count (tests ask where it lies).
+const uint64_t* RefillCountOf(int node);
+
 // Forgets all counts (tests).
 void ResetIdleNodesForTest();
 

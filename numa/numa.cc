@@ -14,6 +14,7 @@
 #include "numa/current_cpu.h"
 #include "numa/line.h"
 #include "numa/mempolicy.h"
+#include "numa/node_pages.h"
 #include "numa/numa_testing.h"
 #include "numa/parse.h"
 #include "numa/placement.h"
@@ -55,7 +56,6 @@ struct State {
   // must need no constructor.
   char mems_source[256];
   char cpus_source[256];
-  uint64_t counters_by_kind[static_cast<int>(Counter::kNumCounters)];
   BindCounters counters;
   // Decided at Init; BindRange hands them to DecideBinding. `caps` may lose
   // home_node later if the kernel refuses it (ApplyBinding).
@@ -73,8 +73,23 @@ struct State {
 
 State g_state;
 
+// The event counters, a row per CPU node, each row written by its node's
+// threads (numa/node_pages.h); a counter's value is the sum of the rows.
+struct CounterRow {
+  uint64_t by_kind[static_cast<int>(Counter::kNumCounters)];
+};
+NodePages<CounterRow> g_counters;
+
 void Reset() {
   memset(&g_state, 0, sizeof(g_state));
+  // Only rows written before: a read leaves a page unplaced.
+  g_counters.ForEach([](CounterRow& row) {
+    for (uint64_t& count : row.by_kind) {
+      if (__atomic_load_n(&count, __ATOMIC_RELAXED) != 0) {
+        __atomic_store_n(&count, 0, __ATOMIC_RELAXED);
+      }
+    }
+  });
   g_state.policy = BindPolicy::kLocal;
   g_state.cpu_nodes = 1;
   internal::g_small_objects = {1, false, false, false, 1};
@@ -539,14 +554,22 @@ int MbindLastErrno() {
 }
 
 void AddToCounter(Counter c, uint64_t n) {
-  __atomic_fetch_add(&g_state.counters_by_kind[static_cast<int>(c)], n,
-                     __ATOMIC_RELAXED);
+  __atomic_fetch_add(
+      &g_counters[ThisThreadsListNode()].by_kind[static_cast<int>(c)], n,
+      __ATOMIC_RELAXED);
 }
 
 uint64_t CounterValue(Counter c) {
-  return __atomic_load_n(&g_state.counters_by_kind[static_cast<int>(c)],
-                         __ATOMIC_RELAXED);
+  uint64_t sum = 0;
+  g_counters.ForEach([&](CounterRow& row) {
+    sum += __atomic_load_n(&row.by_kind[static_cast<int>(c)], __ATOMIC_RELAXED);
+  });
+  return sum;
 }
+
+void PlaceCountersOnNodePages() { g_counters.Place(); }
+
+const void* CountersOf(int node) { return &g_counters[node]; }
 
 // --- Placement: memory the program places itself. ---
 

@@ -325,6 +325,11 @@ enum class Counter : int {
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);
 NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(Counter c);
+// Puts each CPU node's counters on a page of its own (numa/node_pages.h):
+// AddToCounter writes the row of the calling thread's node.
+NUMA_TCMALLOC_HIDDEN void PlaceCountersOnNodePages();
+// Node `node`'s row of counters (tests ask where it lies).
+NUMA_TCMALLOC_HIDDEN const void* CountersOf(int node);
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -1,13 +1,19 @@
 // Log blocks and node inboxes for remote frees (numa/remote_free_log.h).
 #include "numa/remote_free_log.h"
 
+#include "numa/node_pages.h"
+
 namespace tcmalloc {
 namespace numa {
 namespace {
-NodeInbox g_inboxes[kMaxCpuNodes];
+// The owner reads its inbox on every refill and takes its blocks and pool
+// there; other nodes' threads write it once per block (numa/node_pages.h).
+NodePages<NodeInbox> g_inboxes;
 }  // namespace
 
 NodeInbox& InboxOf(int node) { return g_inboxes[node]; }
+
+void PlaceInboxesOnNodePages() { g_inboxes.Place(); }
 
 void BlockStack::Push(LogBlock* first, LogBlock* last) {
   LogBlock* head = head_.load(std::memory_order_relaxed);

@@ -130,6 +130,10 @@ class alignas(64) NodeInbox {
 // CPU node `node`'s inbox (node < kMaxCpuNodes).
 NodeInbox& InboxOf(int node);
 
+// Puts each node's inbox on a page of its own (numa/node_pages.h), before
+// any inbox is used.
+void PlaceInboxesOnNodePages();
+
 // The log that threads without a thread cache on one node share for one
 // owner node: their free() would link the object into the owner's central
 // list, a write into it.

@@ -181,6 +181,12 @@ void ThreadCacheNodes::InitModule() {
                  RemoteFreePolicy() != RemoteFree::kLocal);
   g_logs = NodeClasses() && RemoteFreePolicy() == RemoteFree::kOwner;
   g_logs_offset = NodesWithLists() * kNodeListsBytes;
+  if (NodesWithCentralLists() > 1) {
+    // Before any thread cache exists: nothing has used them yet.
+    PlaceInboxesOnNodePages();
+    PlaceRefillCountsOnNodePages();
+    PlaceCountersOnNodePages();
+  }
   if (NodeClasses()) {
     for (SizedMetadataAllocator& storage : g_storage) {
       storage.Init(NodesWithLists() * (kNodeListsBytes + sizeof(LogBlock*)));

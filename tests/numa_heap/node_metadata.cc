@@ -5,8 +5,10 @@
 #include "central_freelist.h"
 #include "common.h"
 #include "numa/central_lists.h"
+#include "numa/idle_nodes.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
+#include "numa/remote_free_log.h"
 #include "page_heap.h"
 #include "static_vars.h"
 
@@ -50,6 +52,20 @@ void AddMetadataPages(const std::vector<void*>& objects, MetadataPages* out) {
     const uintptr_t page = reinterpret_cast<uintptr_t>(object) >> kPageShift;
     AddPages(&cache[page & (entries - 1)], sizeof(uintptr_t), &out->cache);
   }
+}
+
+std::vector<NamedPage> OwnStatePages(int node) {
+  // Each fits in a line, so its first byte names its page.
+  const auto page = [](const void* p) {
+    return reinterpret_cast<uintptr_t>(p) & ~(kOsPage - 1);
+  };
+  return {{"inbox", page(&tcmalloc::numa::InboxOf(node))},
+          {"refills", page(tcmalloc::numa::RefillCountOf(node))},
+          {"counters", page(tcmalloc::numa::CountersOf(node))}};
+}
+
+void AddOwnStatePages(int node, MetadataPages* out) {
+  for (const NamedPage& p : OwnStatePages(node)) out->own.insert(p.page);
 }
 
 std::set<uintptr_t> AllListPages() {

@@ -20,11 +20,25 @@ struct MetadataPages {
   std::set<uintptr_t> spans;  // pages holding the objects' Span records
   std::set<uintptr_t> lists;  // pages holding the lists that take them back
   std::set<uintptr_t> cache;  // pages holding their class cache entries
+  // pages holding the node's own state: its inbox of remote frees, its
+  // refill count and its event counters (numa/node_pages.h)
+  std::set<uintptr_t> own;
 };
 
 // Adds the pages of each object's Span, central list and cache entry to
 // *out.
 void AddMetadataPages(const std::vector<void*>& objects, MetadataPages* out);
+
+// The pages of CPU node `node`'s own state (the layer's node number), each
+// named ("inbox", "refills", "counters").
+struct NamedPage {
+  const char* what;
+  uintptr_t page;
+};
+std::vector<NamedPage> OwnStatePages(int node);
+
+// Adds them to *out.
+void AddOwnStatePages(int node, MetadataPages* out);
 
 // The pages of every CPU node's central lists that exist or may be made.
 std::set<uintptr_t> AllListPages();

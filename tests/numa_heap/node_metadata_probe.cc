@@ -3,7 +3,10 @@
 // allocates small objects of several sizes and keeps them; the kernel is
 // then asked (move_pages, which moves nothing) where the pages of their
 // spans, of the central lists that take them back and of the page map's
-// class cache entries their frees read are. Run it with the main thread on
+// class cache entries their frees read are, and where the node's own state
+// is (its inbox of remote frees, refill count and event counters: each
+// thread starts on another node and moves, which its node counts). Run it
+// with the main thread on
 // the first CPU node (taskset): it writes the cache's first page, which
 // holds that node's first entries, at start. Linked statically
 // with the patched allocator, whose internals it reads; TCMALLOC_NUMA=0
@@ -11,8 +14,10 @@
 //
 //   node_metadata_probe
 // prints "node N: spans A of B pages on node N, lists C of D, cache E of F",
-// then "spans: share S (A of B pages)", likewise "lists:" and "cache:",
-// "metadata: share S (A of B pages)" (all three; S in %) and
+// then "spans: share S (A of B pages)", likewise "lists:", "cache:" and
+// "own:", "metadata: share S (A of B pages)" (spans, lists and cache; S in
+// %), for a node whose own state is not all on it a line per page ("node N:
+// own inbox page 0x... on node M"), and
 // "node_metadata: OK";
 // exit 1 when something could not be measured.
 #include <stdint.h>
@@ -23,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "numa/numa.h"
 #include "tests/numa_heap/cpu_nodes.h"
 #include "tests/numa_heap/node_metadata.h"
 #include "tests/numa_heap/page_nodes.h"
@@ -52,6 +58,21 @@ bool CountOnNode(const std::set<uintptr_t>& pages, int node, Tally* out) {
   return true;
 }
 
+// Where each page of a node's own state is (move_pages: < 0 for a page no
+// one wrote), for a node whose own state is not all on it.
+void PrintOwnPages(int node,
+                   const std::vector<node_metadata::NamedPage>& own_pages) {
+  std::vector<void*> list;
+  for (const auto& p : own_pages)
+    list.push_back(reinterpret_cast<void*>(p.page));
+  std::vector<int> where;
+  if (!region_lab::PageNodes(list, &where)) return;
+  for (size_t i = 0; i < own_pages.size(); ++i) {
+    printf("node %d: own %s page 0x%lx on node %d\n", node, own_pages[i].what,
+           static_cast<unsigned long>(own_pages[i].page), where[i]);
+  }
+}
+
 void PrintShare(const char* what, const Tally& t) {
   printf("%s: share %.1f (%ld of %ld pages)\n", what,
          t.pages ? 100.0 * t.on_node / t.pages : 0.0, t.on_node, t.pages);
@@ -66,11 +87,20 @@ int main() {
     return 1;
   }
   std::vector<void*> kept;
-  Tally spans, lists, cache;
-  for (int node : nodes) {
+  Tally spans, lists, cache, own;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const int node = nodes[i];
     node_metadata::MetadataPages pages;
+    std::vector<node_metadata::NamedPage> own_pages;
     bool pinned = false;
+    const int other = nodes[(i + 1) % nodes.size()];
     std::thread t([&] {
+      // A refill on another node (a size no earlier allocation of this
+      // thread had), so that the cache's node is that one and the move
+      // below counts an event. Volatile: a malloc freed unused may be elided.
+      if (!region_lab::PinToNode(other)) return;
+      void* volatile first = malloc(12345);
+      free(first);
       pinned = region_lab::PinToNode(node);
       if (!pinned) return;
       std::vector<void*> objects;
@@ -78,6 +108,9 @@ int main() {
         for (int i = 0; i < kPerSize; ++i) objects.push_back(malloc(size));
       }
       node_metadata::AddMetadataPages(objects, &pages);
+      own_pages =
+          node_metadata::OwnStatePages(tcmalloc::numa::ThisThreadsListNode());
+      for (const auto& p : own_pages) pages.own.insert(p.page);
       kept.insert(kept.end(), objects.begin(), objects.end());
     });
     t.join();
@@ -85,24 +118,29 @@ int main() {
       fprintf(stderr, "node_metadata_probe: cannot pin to node %d\n", node);
       return 1;
     }
-    Tally s, l, c;
+    Tally s, l, c, o;
     if (!CountOnNode(pages.spans, node, &s) ||
         !CountOnNode(pages.lists, node, &l) ||
-        !CountOnNode(pages.cache, node, &c)) {
+        !CountOnNode(pages.cache, node, &c) ||
+        !CountOnNode(pages.own, node, &o)) {
       fprintf(stderr, "node_metadata_probe: cannot ask where pages are\n");
       return 1;
     }
     printf(
         "node %d: spans %ld of %ld pages on node %d, lists %ld of %ld, cache "
-        "%ld of %ld\n",
-        node, s.on_node, s.pages, node, l.on_node, l.pages, c.on_node, c.pages);
+        "%ld of %ld, own %ld of %ld\n",
+        node, s.on_node, s.pages, node, l.on_node, l.pages, c.on_node, c.pages,
+        o.on_node, o.pages);
     spans.Add(s);
     lists.Add(l);
     cache.Add(c);
+    own.Add(o);
+    if (o.on_node < o.pages) PrintOwnPages(node, own_pages);
   }
   PrintShare("spans", spans);
   PrintShare("lists", lists);
   PrintShare("cache", cache);
+  PrintShare("own", own);
   Tally all = spans;
   all.Add(lists);
   all.Add(cache);

@@ -31,6 +31,7 @@
 namespace {
 
 using node_metadata::AddMetadataPages;
+using node_metadata::AddOwnStatePages;
 using node_metadata::AllCachePages;
 using node_metadata::AllListPages;
 using node_metadata::MetadataPages;
@@ -81,13 +82,24 @@ std::set<uintptr_t> Intersection(const std::set<uintptr_t>& a,
 TEST(NodeMetadata, ANodesListsAndCacheEntriesAreFirstWrittenByItsOwnThread) {
   const std::set<uintptr_t> lists_before = ResidentPages(AllListPages());
   const std::set<uintptr_t> cache_before = ResidentPages(AllCachePages());
+  MetadataPages own0, own1;
+  AddOwnStatePages(0, &own0);
+  AddOwnStatePages(1, &own1);
+  const std::set<uintptr_t> own_before = ResidentPages(own1.own);
   std::vector<void*> objects;
   MetadataPages node1;
-  if (!RunOnCpu(1, [&] {
-        AllocateSome(&objects);
-        AddMetadataPages(objects, &node1);
-      })) {
-    GTEST_SKIP() << "needs CPU 1";
+  // The thread refills on node 0 and moves, an event node 1 counts.
+  // Volatile: a malloc freed unused may be elided.
+  if (!RunOnCpu(0,
+                [&] {
+                  void* volatile first = malloc(12345);
+                  free(first);
+                  if (!PinToCpu(1)) return;
+                  AllocateSome(&objects);
+                  AddMetadataPages(objects, &node1);
+                }) ||
+      objects.empty()) {
+    GTEST_SKIP() << "needs CPUs 0 and 1";
   }
   ASSERT_FALSE(node1.lists.empty());
   ASSERT_FALSE(node1.cache.empty());
@@ -109,6 +121,21 @@ TEST(NodeMetadata, ANodesListsAndCacheEntriesAreFirstWrittenByItsOwnThread) {
         << cache_written.size() << " of the " << node1.cache.size()
         << " pages of node 1's cache entries were written before its first "
            "thread ran";
+  }
+  // A node's own state (inbox, refill count, counters) on pages of its own,
+  // first written by its thread; with one node, lines of one static page.
+  const std::set<uintptr_t> own_shared = Intersection(own0.own, own1.own);
+  if (NumaOffControl()) {
+    EXPECT_FALSE(own_shared.empty());
+  } else {
+    EXPECT_TRUE(own_shared.empty())
+        << own_shared.size() << " pages hold both nodes' own state";
+    EXPECT_TRUE(own_before.empty())
+        << own_before.size() << " of the " << own1.own.size()
+        << " pages of node 1's own state were written before its first "
+           "thread ran";
+    EXPECT_EQ(ResidentPages(own1.own), own1.own)
+        << "node 1's thread did not write all of its own state";
   }
   for (void* object : objects) free(object);
 }
