@@ -34,8 +34,21 @@ PageHeap* g_heaps[kRegions];
 bool g_placed_heaps;
 // The node heap where the next ReleaseAtLeastNPages over all nodes starts.
 int g_release_next;
+// Node heaps 1.. (about 12.5 KiB each: their free lists' heads, which every
+// page allocation of the node walks). With the layer active, pages of their
+// own without huge pages, first written by the heap's constructor on the
+// thread that first needs the heap: for a CPU node one of its own (its first
+// refill or large block), so the heap lies on its node. Upstream's metadata
+// arena would put it beside other metadata, on whichever node wrote that
+// first (under THP=always, the main thread's huge page).
+void* NodeHeapStorage(size_t bytes) {
+  if (!Active()) return MetaDataAlloc(bytes);
+  constexpr size_t kPage = 4096;
+  return SparseAlloc((bytes + kPage - 1) & ~(kPage - 1));
+}
+
 // Where node heaps 1.. come from (SetStorageForTest).
-void* (*g_storage)(size_t) = MetaDataAlloc;
+void* (*g_storage)(size_t) = NodeHeapStorage;
 
 // Each CPU node's spans (NewSpanStorage), set up at first use.
 SizedMetadataAllocator g_span_stores[kMaxCpuNodes];
@@ -627,7 +640,7 @@ int NodeHeaps::NodeSpansInUse() {
 }
 
 void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
-  g_storage = alloc != nullptr ? alloc : MetaDataAlloc;
+  g_storage = alloc != nullptr ? alloc : NodeHeapStorage;
 }
 
 void NodeHeaps::SetAfterSpanForTest(void (*hook)()) {

@@ -64,6 +64,15 @@ std::vector<NamedPage> OwnStatePages(int node) {
           {"counters", page(tcmalloc::numa::CountersOf(node))}};
 }
 
+std::vector<NamedPage> PageHeapPages(int node) {
+  std::set<uintptr_t> pages;
+  const tcmalloc::PageHeap* heap = tcmalloc::numa::NodeHeaps::Heap(node);
+  if (heap != nullptr) AddPages(heap, sizeof(*heap), &pages);
+  std::vector<NamedPage> named;
+  for (uintptr_t page : pages) named.push_back({"page heap", page});
+  return named;
+}
+
 void AddOwnStatePages(int node, MetadataPages* out) {
   for (const NamedPage& p : OwnStatePages(node)) out->own.insert(p.page);
 }

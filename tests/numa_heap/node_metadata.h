@@ -40,6 +40,10 @@ std::vector<NamedPage> OwnStatePages(int node);
 // Adds them to *out.
 void AddOwnStatePages(int node, MetadataPages* out);
 
+// The pages of CPU node `node`'s page heap ("page heap"), which the call
+// makes if it does not exist yet: ask once the node's thread has run.
+std::vector<NamedPage> PageHeapPages(int node);
+
 // The pages of every CPU node's central lists that exist or may be made.
 std::set<uintptr_t> AllListPages();
 // The pages of the page map's class cache.

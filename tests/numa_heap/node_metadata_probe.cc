@@ -4,13 +4,12 @@
 // then asked (move_pages, which moves nothing) where the pages of their
 // spans, of the central lists that take them back and of the page map's
 // class cache entries their frees read are, and where the node's own state
-// is (its inbox of remote frees, refill count and event counters: each
-// thread starts on another node and moves, which its node counts). Run it
-// with the main thread on
-// the first CPU node (taskset): it writes the cache's first page, which
-// holds that node's first entries, at start. Linked statically
-// with the patched allocator, whose internals it reads; TCMALLOC_NUMA=0
-// makes it vanilla's layout (the control).
+// is (its page heap, its inbox of remote frees, refill count and event
+// counters: each thread starts on another node and moves, which its node
+// counts). Run it with the main thread on the first CPU node (taskset): it
+// writes the cache's first page, which holds that node's first entries, at
+// start. Linked statically with the patched allocator, whose internals it
+// reads; TCMALLOC_NUMA=0 makes it vanilla's layout (the control).
 //
 //   node_metadata_probe
 // prints "node N: spans A of B pages on node N, lists C of D, cache E of F",
@@ -108,8 +107,11 @@ int main() {
         for (int i = 0; i < kPerSize; ++i) objects.push_back(malloc(size));
       }
       node_metadata::AddMetadataPages(objects, &pages);
-      own_pages =
-          node_metadata::OwnStatePages(tcmalloc::numa::ThisThreadsListNode());
+      const int list_node = tcmalloc::numa::ThisThreadsListNode();
+      own_pages = node_metadata::OwnStatePages(list_node);
+      for (const auto& p : node_metadata::PageHeapPages(list_node)) {
+        own_pages.push_back(p);
+      }
       for (const auto& p : own_pages) pages.own.insert(p.page);
       kept.insert(kept.end(), objects.begin(), objects.end());
     });

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "numa/node_heaps.h"
 
 namespace {
 
@@ -136,6 +137,11 @@ TEST(NodeMetadata, ANodesListsAndCacheEntriesAreFirstWrittenByItsOwnThread) {
            "thread ran";
     EXPECT_EQ(ResidentPages(own1.own), own1.own)
         << "node 1's thread did not write all of its own state";
+    // Node 1's page heap, made by that thread, on pages of its own.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(tcmalloc::numa::NodeHeaps::Heap(1)) %
+                  node_metadata::kOsPage,
+              0u)
+        << "node 1's page heap shares its first page with other metadata";
   }
   for (void* object : objects) free(object);
 }
