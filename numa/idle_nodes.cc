@@ -55,13 +55,8 @@ void PlaceRefillCountsOnNodePages() { g_refills.Place(); }
 const uint64_t* RefillCountOf(int node) { return &g_refills[node]; }
 
 void ResetIdleNodesForTest() {
-  for (int node = 0; node < kMaxCpuNodes; ++node) {
-    // Only pages written before: a read leaves a page unplaced.
-    if (__atomic_load_n(&g_refills[node], __ATOMIC_RELAXED) != 0) {
-      __atomic_store_n(&g_refills[node], 0, __ATOMIC_RELAXED);
-    }
-    g_looks[node] = Look{};
-  }
+  g_refills.Clear();
+  for (Look& look : g_looks) look = Look{};
   g_looking = false;
 }
 

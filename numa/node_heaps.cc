@@ -42,9 +42,7 @@ int g_release_next;
 // arena would put it beside other metadata, on whichever node wrote that
 // first (under THP=always, the main thread's huge page).
 void* NodeHeapStorage(size_t bytes) {
-  if (!Active()) return MetaDataAlloc(bytes);
-  constexpr size_t kPage = 4096;
-  return SparseAlloc((bytes + kPage - 1) & ~(kPage - 1));
+  return Active() ? SparseAlloc(bytes) : MetaDataAlloc(bytes);
 }
 
 // Where node heaps 1.. come from (SetStorageForTest).

@@ -17,6 +17,7 @@
 #define NUMA_TCMALLOC_NUMA_NODE_PAGES_H_
 
 #include <stddef.h>
+#include <string.h>
 
 #include "numa/node_class.h"
 #include "numa/sparse_memory.h"
@@ -54,6 +55,20 @@ class NodePages {
     Page* pages = __atomic_load_n(&pages_, __ATOMIC_ACQUIRE);
     if (pages == nullptr) return;
     for (int node = 0; node < kMaxCpuNodes; ++node) f(pages[node].state);
+  }
+
+  // Zeroes every node's state (re-initialisation, tests), writing only what
+  // was written before: a page that is only read stays unplaced.
+  void Clear() {
+    ForEach([](T& state) {
+      const unsigned char* bytes = reinterpret_cast<unsigned char*>(&state);
+      for (size_t i = 0; i < sizeof(T); ++i) {
+        if (bytes[i] != 0) {
+          memset(static_cast<void*>(&state), 0, sizeof(T));
+          return;
+        }
+      }
+    });
   }
 
  private:
