@@ -113,6 +113,8 @@ constexpr CounterName kCounters[] = {
     {"moved_spans_kept", Counter::kMovedSpansKept},
     {"inbox_full_objects", Counter::kInboxFullObjects},
     {"refills_moved", Counter::kRefillsMoved},
+    {"unstranding_by_owner", Counter::kUnstrandingByOwner},
+    {"unstranding_by_grower", Counter::kUnstrandingByGrower},
 };
 
 // tcmalloc.numa.refused_<call>: the errno the kernel refused it with.
@@ -399,6 +401,11 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       CountOf(Counter::kRemoteFreeObjects), CountOf(Counter::kThreadMigrations),
       CountOf(Counter::kFlushedObjects), CountOf(Counter::kReroutedObjects),
       CountOf(Counter::kBorrowedObjects), CountOf(Counter::kInboxFullObjects));
+  out->printf(
+      "NUMA unstranding: %llu done by the owner's thread, %llu by a growing "
+      "node\n",
+      CountOf(Counter::kUnstrandingByOwner),
+      CountOf(Counter::kUnstrandingByGrower));
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;

@@ -13,6 +13,7 @@
 #include "numa/cpuset.cc"
 #include "numa/idle_nodes.cc"
 #include "numa/mempolicy.cc"
+#include "numa/node_chores.cc"
 #include "numa/numa.cc"
 #include "numa/owner.cc"
 #include "numa/parse.cc"

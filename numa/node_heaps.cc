@@ -14,6 +14,7 @@
 #include "base/static_storage.h"
 #include "internal_logging.h"
 #include "numa/balancing.h"
+#include "numa/node_chores.h"
 #include "numa/numa.h"
 #include "numa/placement.h"
 #include "numa/reuse_witness.h"
@@ -367,6 +368,7 @@ static Span* NewForThisThread(Length n, Length align_pages) {
   }
   errno = span != nullptr ? saved_errno : ENOMEM;
   if (span != nullptr && ReuseByWitness()) NoteLargeHandOut(span, node);
+  if (node < NodesWithCentralLists()) NodeHeaps::DoChores(node);
   return span;
 }
 
@@ -413,7 +415,24 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   if (CooperatesWithBalancing() && FirstTouchNode(region)) {
     ReleaseIfMoved(region, span);
   }
+  // A refill on the heap's own node: where what growing nodes asked of this
+  // heap is done locally (numa/node_chores.h).
+  if (Active() && ThisThreadsListNode() == region) DoChores(region);
   return span;
+}
+
+void NodeHeaps::DoChores(int node) {
+  if (!OwnerHasChores(node)) return;
+  PageHeap* heap = ExistingHeap(node);
+  if (heap == nullptr) return;
+  SpinLockHolder l(Static::pageheap_lock());
+  const NodeChores chores = TakeChores(node);
+  if (chores.retire == 0 && chores.release == 0) return;
+  // Retired first: the pages released next are this heap's free pages, not
+  // what the asking node counted as released.
+  if (chores.retire != 0) RetireReleased(heap, chores.retire);
+  if (chores.release != 0) heap->ReleaseAtLeastNPages(chores.release);
+  AddToCounter(Counter::kUnstrandingByOwner, 1);
 }
 
 void NodeHeaps::SetBorrowing(bool on) { t_borrowing = on; }
@@ -525,38 +544,71 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   if (node < 0 || IsPlacedRegion(node) || !Active()) return;
   ASSERT(Static::pageheap_lock()->IsHeld());
   const int nodes = NumNodes();
+  // Only nodes with threads of their own can be asked (numa/node_chores.h).
+  const int cpu_nodes = NodesWithCentralLists();
   uint64_t free_bytes[kMaxNodes] = {};
-  uint64_t released_pages[kMaxNodes] = {};
   for (int i = 0; i < nodes; ++i) {
     if (const PageHeap* h = ExistingHeap(i)) {
       free_bytes[i] = h->stats_.free_bytes;
-      released_pages[i] = h->stats_.unmapped_bytes >> kPageShift;
     }
   }
 
+  // Beyond the bound, the other nodes' free pages go now, released from here.
+  const uint64_t bound = MaxStrandedBytes();
   const uint64_t unstrand =
-      PagesToUnstrand(node, nodes, free_bytes, MaxStrandedBytes(), kPageShift);
+      PagesToUnstrand(node, nodes, free_bytes, bound, kPageShift);
   Length released = 0;
   for (int i = 0; i < nodes && released < unstrand; ++i) {
     if (i == node || free_bytes[i] == 0) continue;
-    released += ExistingHeap(i)->ReleaseAtLeastNPages(unstrand - released);
+    PageHeap* h = ExistingHeap(i);
+    released += h->ReleaseAtLeastNPages(unstrand - released);
+    free_bytes[i] = h->stats_.free_bytes;
+    AddToCounter(Counter::kUnstrandingByGrower, 1);
+  }
+  // Below it, down to OwnReleaseLine, a CPU node's own threads release them.
+  uint64_t plan[kMaxNodes];
+  const uint64_t ask = PagesToUnstrand(node, cpu_nodes, free_bytes,
+                                       OwnReleaseLine(bound), kPageShift);
+  PlanRelease(node, cpu_nodes, free_bytes, ask, kPageShift, plan);
+  for (int i = 0; i < cpu_nodes; ++i) {
+    if (i != node && ExistingHeap(i) != nullptr) AskToRelease(i, plan[i]);
   }
   if (!growth) return;
 
-  // A node that gives back less than planned leaves the rest to the nodes
-  // after it: plan again without the nodes already asked.
+  // Retirements asked at an earlier growth and not done since by their
+  // owner: done here, so the heap size lags what the process uses by at most
+  // one growth.
+  for (int i = 0; i < cpu_nodes; ++i) {
+    // A node without a heap yet: nothing owed, and its page stays unread.
+    if (i == node || ExistingHeap(i) == nullptr) continue;
+    const uint64_t owed = TakeRetirement(i);
+    if (owed == 0) continue;
+    RetireReleased(ExistingHeap(i), owed);
+    AddToCounter(Counter::kUnstrandingByGrower, 1);
+  }
+  uint64_t released_pages[kMaxNodes] = {};
   for (int i = 0; i < nodes; ++i) {
     if (i == node || ExistingHeap(i) == nullptr) continue;
     released_pages[i] = ExistingHeap(i)->stats_.unmapped_bytes >> kPageShift;
   }
+  // A node that gives back less than planned leaves the rest to the nodes
+  // after it: plan again without the nodes already asked. A CPU node is
+  // asked (its own thread retires at its next refill) up to
+  // kMaxAskedRetirementBytes; a larger retirement, and a memory-only node's,
+  // is done from here.
   uint64_t left = pages >= PageHeap::kMinSystemAlloc
                       ? pages
                       : static_cast<uint64_t>(PageHeap::kMinSystemAlloc);
-  uint64_t plan[kMaxNodes];
   for (int i = 0; i < nodes && left > 0; ++i) {
     PlanRetirement(node, nodes, released_pages, left, plan);
     if (plan[i] == 0) continue;
-    const Length got = RetireReleased(ExistingHeap(i), plan[i]);
+    Length got = plan[i];
+    if (i < cpu_nodes && plan[i] <= kMaxAskedRetirementBytes >> kPageShift) {
+      AskToRetire(i, plan[i]);
+    } else {
+      got = RetireReleased(ExistingHeap(i), plan[i]);
+      AddToCounter(Counter::kUnstrandingByGrower, 1);
+    }
     left = got >= left ? 0 : left - got;
     released_pages[i] = 0;
   }

@@ -75,6 +75,11 @@ class NodeHeaps {
   // the span goes back unwritten, tcmalloc.numa.refills_moved).
   static Span* NewForList(int region, Length n,
                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Does what growing nodes asked of CPU node `node`'s heap
+  // (numa/node_chores.h), if anything; the calling thread runs on `node`
+  // (its refills and large blocks call it). Takes the page heap lock only
+  // when asked; the first call writes the node's page of asks.
+  static void DoChores(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   // Marks the calling thread as filling another node's list on purpose (a
   // borrower, ThreadCacheNodes::Borrow) until called with false.
   static void SetBorrowing(bool on) ATTRIBUTE_VISIBILITY_HIDDEN;
@@ -102,7 +107,11 @@ class NodeHeaps {
   // heap grows; false: it recommits released pages): the other nodes release
   // their free pages beyond TCMALLOC_NUMA_MAX_STRANDED_MB (PagesToUnstrand),
   // and, on growth, give released address space back to their regions
-  // (PlanRetirement). Requires the page heap lock.
+  // (PlanRetirement). Beyond the bound (and a memory-only node's) that is
+  // done here; a CPU node is asked to release down to half the bound and to
+  // retire, which its own thread does at its next refill from its heap
+  // (NewForList), where the heap's lists are local; a retirement not done by
+  // the next growth is done by that growth. Requires the page heap lock.
   static void BeforeGrowth(PageHeap* heap, Length pages,
                            bool growth) ATTRIBUTE_VISIBILITY_HIDDEN;
 

@@ -25,6 +25,19 @@ uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
   return (others - bound_bytes + page - 1) >> page_shift;
 }
 
+void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
+                 uint64_t pages, int page_shift, uint64_t out[]) {
+  const uint64_t page = uint64_t{1} << page_shift;
+  uint64_t left = pages;
+  for (int i = 0; i < nodes; ++i) {
+    out[i] = 0;
+    if (i == node || left == 0) continue;
+    const uint64_t held = (free_bytes[i] + page - 1) >> page_shift;
+    out[i] = held < left ? held : left;
+    left -= out[i];
+  }
+}
+
 void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
                     uint64_t growth_pages, uint64_t out[]) {
   uint64_t left = growth_pages;

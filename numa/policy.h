@@ -49,6 +49,23 @@ int BorrowOrder(Borrow what, const uint8_t* fallback, int len, int cpu_nodes,
 uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
                          uint64_t bound_bytes, int page_shift);
 
+// Below the bound, free pages of the other nodes beyond this line are
+// released by those nodes' own threads at their next refill, when the
+// growing node asks (numa/node_chores.h): so that they rarely reach the bound,
+// beyond which the growing node releases them itself, from another node.
+inline uint64_t OwnReleaseLine(uint64_t bound_bytes) { return bound_bytes / 2; }
+
+// A retirement up to this size is asked of a CPU node's own threads; a larger
+// one (a load that moved whole to another node) is done at once by the
+// growing node, so the heap size never lags by more than this per node.
+inline constexpr uint64_t kMaxAskedRetirementBytes = uint64_t{16} << 20;
+
+// Which of the other nodes release `pages` of their free pages together, and
+// how many each (out[i]; 0 for `node` itself): nearest node index first, each
+// at most what it holds free (free_bytes[i], rounded up to a page).
+void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
+                 uint64_t pages, int page_shift, uint64_t out[]);
+
 // Before `node`'s heap grows by `growth_pages`: how many pages of released
 // address space each other node gives back to its region (out[i]; 0 for
 // `node` itself), nearest node index first, until the growth is covered; a

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
+#include "numa/node_chores.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/region.h"
@@ -186,6 +187,7 @@ void ThreadCacheNodes::InitModule() {
     PlaceInboxesOnNodePages();
     PlaceRefillCountsOnNodePages();
     PlaceCountersOnNodePages();
+    PlaceChoresOnNodePages();
   }
   if (NodeClasses()) {
     for (SizedMetadataAllocator& storage : g_storage) {

@@ -6,6 +6,7 @@
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
+#include "numa/node_chores.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/remote_free_log.h"
@@ -61,7 +62,8 @@ std::vector<NamedPage> OwnStatePages(int node) {
   };
   return {{"inbox", page(&tcmalloc::numa::InboxOf(node))},
           {"refills", page(tcmalloc::numa::RefillCountOf(node))},
-          {"counters", page(tcmalloc::numa::CountersOf(node))}};
+          {"counters", page(tcmalloc::numa::CountersOf(node))},
+          {"asks", page(tcmalloc::numa::ChoresOf(node))}};
 }
 
 std::vector<NamedPage> PageHeapPages(int node) {

@@ -4,9 +4,9 @@
 // then asked (move_pages, which moves nothing) where the pages of their
 // spans, of the central lists that take them back and of the page map's
 // class cache entries their frees read are, and where the node's own state
-// is (its page heap, its inbox of remote frees, refill count and event
-// counters: each thread starts on another node and moves, which its node
-// counts). Run it with the main thread on the first CPU node (taskset): it
+// is (its page heap, its inbox of remote frees, refill count, event
+// counters and growth asks: each thread starts on another node and moves,
+// which its node counts). Run it with the main thread on the first CPU node (taskset): it
 // writes the cache's first page, which holds that node's first entries, at
 // start. Linked statically with the patched allocator, whose internals it
 // reads; TCMALLOC_NUMA=0 makes it vanilla's layout (the control).

@@ -1,0 +1,62 @@
+// Work a growing node leaves to another CPU node's own threads. When a node's
+// heap grows, the other nodes give up free pages (the stranded-memory bound)
+// and released address space (the heap size). Done by the growing node, that
+// work walks the other heaps' free lists, their spans and their page-map
+// entries from another node: a remote miss for nearly every line (about 12
+// KiB of list heads per heap and growth). Asked of the owner instead, its
+// own thread does it at its next refill from its page heap, where all of it
+// is local (NodeHeaps::BeforeGrowth and NewForList say when).
+//
+// Each node's asks lie on a page of its own (numa/node_pages.h): the owner
+// reads them on every such refill, the growing node writes them once per
+// growth. All reads and writes but OwnerHasChores's are made under the
+// page heap lock.
+//
+// Inside the gperftools tree this file lives at src/numa/node_chores.h.
+#ifndef NUMA_TCMALLOC_NUMA_NODE_CHORES_H_
+#define NUMA_TCMALLOC_NUMA_NODE_CHORES_H_
+
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// What other nodes asked of one node's heap, in pages.
+struct NodeChores {
+  uint64_t release;  // free pages to release to the kernel
+  uint64_t retire;   // released pages to give back to the node's region
+  bool owner_wrote;  // set by the owner's first look (OwnerHasChores)
+};
+
+// Asks CPU node `node`'s threads to release `pages` of its free pages
+// (replacing an earlier ask: each growth measures anew).
+void AskToRelease(int node, uint64_t pages);
+// Asks them to retire `pages` more of its released pages.
+void AskToRetire(int node, uint64_t pages);
+
+// Whether `node` has been asked for anything, asked by a thread of `node`
+// itself; read without the lock, so only a hint for whether to take it. The
+// first call writes the node's page, so that it lies on the owner's node and
+// not on the node of whoever asks first.
+bool OwnerHasChores(int node);
+// Node `node`'s asks, which are then gone.
+NodeChores TakeChores(int node);
+// Node `node`'s retirements alone, which are then gone (a growing node
+// does those its owner has not done since the previous growth).
+uint64_t TakeRetirement(int node);
+
+// Puts each node's asks on a page of its own.
+void PlaceChoresOnNodePages();
+// Node `node`'s asks (tests ask where they lie).
+const void* ChoresOf(int node);
+// Forgets every ask (tests).
+void ResetChoresForTest();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_NODE_CHORES_H_

@@ -1,0 +1,175 @@
+// What a growing node asks of another node's heap, done by that node's own
+// thread (numa/node_chores.h), under a fake two-node topology
+// (TCMALLOC_NUMA_FAKE_NODES=2: CPU i is node i % 2). Each test expects the
+// heaps as a fresh process leaves them, so each runs in a process of its own
+// (main re-executes the binary once per test).
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "gperftools/malloc_extension.h"
+#include "gtest/gtest.h"
+#include "tests/numa_heap/fake_two_nodes.h"
+
+namespace {
+
+using fake_two_nodes::PinToCpu;
+using fake_two_nodes::Property;
+
+size_t NodeProperty(int node, const char* field) {
+  return Property("tcmalloc.numa.node" + std::to_string(node) + "." + field);
+}
+
+// malloc(bytes), written, so that the compiler keeps it (it may drop a
+// malloc whose block is only freed).
+void* Allocate(size_t bytes) {
+  void* volatile block = malloc(bytes);
+  if (block != nullptr) *static_cast<volatile char*>(block) = 1;
+  return block;
+}
+
+// A block larger than node 1 holds, free or released: node 1's heap grows.
+void* GrowNode1(size_t by) {
+  return Allocate(NodeProperty(1, "pageheap_free_bytes") +
+                  NodeProperty(1, "pageheap_unmapped_bytes") + by);
+}
+
+class FakeTwoNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!PinToCpu(0) || !PinToCpu(1)) GTEST_SKIP() << "needs 2 CPUs";
+  }
+};
+
+// Refills on node 0 (its thread cache, then its central lists from its page
+// heap) until node 0's own thread has done what another node asked of its
+// heap: tcmalloc.numa.unstranding_by_owner passes `done`, read before the
+// thread came to node 0 (any allocation there may be the refill that does
+// it). False if it never did. The objects stay allocated so that each refill
+// reaches further.
+bool RefillUntilNode0DidItsChores(size_t done, std::vector<void*>* objects) {
+  if (!PinToCpu(0)) return false;
+  for (int i = 0; i < 4096; ++i) {
+    if (Property("tcmalloc.numa.unstranding_by_owner") > done) return true;
+    objects->push_back(Allocate(1024));
+  }
+  return false;
+}
+
+// Below the stranded bound, a growing node does not walk another node's heap
+// from afar: it asks, and the owner's own thread releases its free pages down
+// to half the bound at its next refill from its page heap.
+TEST_F(FakeTwoNodes, BelowTheBoundTheOwnersThreadReleasesWhenAsked) {
+  constexpr size_t kBlock = 4 << 20;
+  constexpr size_t kHalfBound = 8 << 20;  // the default bound is 16 MiB
+  constexpr size_t kSlack = 256 << 10;
+  MallocExtension::instance()->ReleaseFreeMemory();
+  ASSERT_TRUE(PinToCpu(0));
+  void* held[3];
+  for (void*& b : held) b = Allocate(kBlock);
+  for (void* b : held) free(b);
+  const size_t free0 = NodeProperty(0, "pageheap_free_bytes");
+  ASSERT_GE(free0, kHalfBound + (2 << 20));
+  ASSERT_LE(free0, 16u << 20) << "within the bound: nothing released at once";
+  const size_t unmapped0 = NodeProperty(0, "pageheap_unmapped_bytes");
+
+  ASSERT_TRUE(PinToCpu(1));
+  void* grown = GrowNode1(kBlock);
+  // (Node 0's heap may take back a span or two of its objects freed here.)
+  EXPECT_GE(NodeProperty(0, "pageheap_free_bytes") + kSlack, free0)
+      << "node 1 released node 0's pages itself";
+
+  std::vector<void*> objects;
+  EXPECT_TRUE(RefillUntilNode0DidItsChores(
+      Property("tcmalloc.numa.unstranding_by_owner"), &objects));
+  EXPECT_GE(NodeProperty(0, "pageheap_unmapped_bytes"),
+            unmapped0 + (free0 - kHalfBound) - (1 << 20))
+      << "node 0 did not release down to half the bound";
+  for (void* p : objects) free(p);
+  free(grown);
+}
+
+// Before a node grows, the other nodes' released address space goes back to
+// their regions. A CPU node's own thread does that at its next refill; one
+// that has not by the next growth has it done by that growth, so the heap
+// size lags by at most one growth.
+TEST_F(FakeTwoNodes, RetirementIsTheOwnersOrTheNextGrowths) {
+  constexpr size_t kBlock = 4 << 20;
+  MallocExtension::instance()->ReleaseFreeMemory();
+  // Node 0: eight released blocks apart (spans retire whole).
+  ASSERT_TRUE(PinToCpu(0));
+  void* blocks[16];
+  for (void*& b : blocks) b = Allocate(kBlock);
+  for (int i = 0; i < 16; i += 2) free(blocks[i]);
+  MallocExtension::instance()->ReleaseFreeMemory();
+  ASSERT_GE(NodeProperty(0, "pageheap_unmapped_bytes"), 7 * kBlock);
+  // Node 1: free pages of its own for its small refills, so that each
+  // GrowNode1 below is the only growth of its step. That growth asks node 0
+  // to retire; node 0's thread does it, and nothing is owed from here on.
+  ASSERT_TRUE(PinToCpu(1));
+  free(Allocate(kBlock));
+  std::vector<void*> objects;
+  ASSERT_TRUE(RefillUntilNode0DidItsChores(
+      Property("tcmalloc.numa.unstranding_by_owner"), &objects));
+
+  ASSERT_TRUE(PinToCpu(1));
+  size_t unmapped0 = NodeProperty(0, "pageheap_unmapped_bytes");
+  const size_t by_grower = Property("tcmalloc.numa.unstranding_by_grower");
+  void* first = GrowNode1(kBlock);
+  EXPECT_GE(NodeProperty(0, "pageheap_unmapped_bytes"), unmapped0)
+      << "node 1 retired node 0's pages itself";
+  EXPECT_TRUE(RefillUntilNode0DidItsChores(
+      Property("tcmalloc.numa.unstranding_by_owner"), &objects));
+  EXPECT_LE(NodeProperty(0, "pageheap_unmapped_bytes"), unmapped0 - kBlock)
+      << "node 0's thread did not retire";
+  EXPECT_EQ(Property("tcmalloc.numa.unstranding_by_grower"), by_grower);
+
+  // Asked again, node 0 does not refill: node 1's next growth retires.
+  ASSERT_TRUE(PinToCpu(1));
+  unmapped0 = NodeProperty(0, "pageheap_unmapped_bytes");
+  void* second = GrowNode1(kBlock);
+  EXPECT_GE(NodeProperty(0, "pageheap_unmapped_bytes"), unmapped0);
+  void* third = GrowNode1(kBlock);
+  EXPECT_LE(NodeProperty(0, "pageheap_unmapped_bytes"), unmapped0 - kBlock);
+  EXPECT_EQ(Property("tcmalloc.numa.unstranding_by_grower"), by_grower + 1);
+  for (void* p : objects) free(p);
+  free(first);
+  free(second);
+  free(third);
+  for (int i = 1; i < 16; i += 2) free(blocks[i]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Knobs are read once at start-up: re-exec with them set, one process per
+  // test.
+  if (getenv("TCMALLOC_NUMA_FAKE_NODES") == nullptr) {
+    setenv("TCMALLOC_NUMA_FAKE_NODES", "2", 1);
+    int failed = 0;
+    for (const char* test : {"*BelowTheBound*", "*RetirementIs*"}) {
+      const std::string filter = std::string("--gtest_filter=") + test;
+      fflush(stdout);
+      const pid_t pid = fork();
+      if (pid == 0) {
+        char* args[] = {argv[0], const_cast<char*>(filter.c_str()), nullptr};
+        execv("/proc/self/exe", args);
+        perror("execv /proc/self/exe");
+        _exit(127);
+      }
+      int status = 0;
+      if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+          WEXITSTATUS(status) != 0) {
+        failed = 1;
+      }
+    }
+    return failed;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
