@@ -51,14 +51,6 @@ NodeChores TakeChores(int node) {
   return taken;
 }
 
-uint64_t TakeRetirement(int node) {
-  if (!IsCpuNode(node)) return 0;
-  NodeChores& c = g_chores[node];
-  const uint64_t pages = __atomic_load_n(&c.retire, __ATOMIC_RELAXED);
-  if (pages != 0) __atomic_store_n(&c.retire, 0, __ATOMIC_RELAXED);
-  return pages;
-}
-
 void PlaceChoresOnNodePages() { g_chores.Place(); }
 
 const void* ChoresOf(int node) { return &g_chores[node]; }

@@ -41,11 +41,9 @@ void AskToRetire(int node, uint64_t pages);
 // first call writes the node's page, so that it lies on the owner's node and
 // not on the node of whoever asks first.
 bool OwnerHasChores(int node);
-// Node `node`'s asks, which are then gone.
+// Node `node`'s asks, which are then gone (taken by its own thread, or by
+// the next growing node when its threads did not take them in between).
 NodeChores TakeChores(int node);
-// Node `node`'s retirements alone, which are then gone (a growing node
-// does those its owner has not done since the previous growth).
-uint64_t TakeRetirement(int node);
 
 // Puts each node's asks on a page of its own.
 void PlaceChoresOnNodePages();

@@ -538,6 +538,22 @@ Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
   return retired;
 }
 
+// Does what other CPU nodes were asked at an earlier growth and have not done
+// since (a node whose threads did not refill from its heap in between), from
+// here: so asks lag by at most one growth. Requires the page heap lock.
+void NodeHeaps::DoOwedChores(int node, int cpu_nodes) {
+  for (int i = 0; i < cpu_nodes; ++i) {
+    // A node without a heap yet: nothing asked, and its page stays unread.
+    PageHeap* h = i == node ? nullptr : ExistingHeap(i);
+    if (h == nullptr) continue;
+    const NodeChores owed = TakeChores(i);
+    if (owed.retire == 0 && owed.release == 0) continue;
+    if (owed.retire != 0) RetireReleased(h, owed.retire);
+    if (owed.release != 0) h->ReleaseAtLeastNPages(owed.release);
+    AddToCounter(Counter::kUnstrandingByGrower, 1);
+  }
+}
+
 void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   const int node = heap->numa_region_;
   // Placed memory is the program's choice: no node gives memory up for it.
@@ -546,17 +562,25 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   const int nodes = NumNodes();
   // Only nodes with threads of their own can be asked (numa/node_chores.h).
   const int cpu_nodes = NodesWithCentralLists();
+  if (growth) DoOwedChores(node, cpu_nodes);
   uint64_t free_bytes[kMaxNodes] = {};
+  bool memory_only_free = false;
   for (int i = 0; i < nodes; ++i) {
     if (const PageHeap* h = ExistingHeap(i)) {
       free_bytes[i] = h->stats_.free_bytes;
+      if (i != node && i >= cpu_nodes && free_bytes[i] != 0) {
+        memory_only_free = true;
+      }
     }
   }
 
-  // Beyond the bound, the other nodes' free pages go now, released from here.
+  // Released from here: what lies beyond the bound by more than the CPU
+  // nodes may be asked for, and, when a memory-only node (no thread to ask)
+  // holds free pages, everything beyond the bound.
   const uint64_t bound = MaxStrandedBytes();
-  const uint64_t unstrand =
-      PagesToUnstrand(node, nodes, free_bytes, bound, kPageShift);
+  const uint64_t unstrand = PagesToUnstrand(
+      node, nodes, free_bytes,
+      memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift);
   Length released = 0;
   for (int i = 0; i < nodes && released < unstrand; ++i) {
     if (i == node || free_bytes[i] == 0) continue;
@@ -565,7 +589,7 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     free_bytes[i] = h->stats_.free_bytes;
     AddToCounter(Counter::kUnstrandingByGrower, 1);
   }
-  // Below it, down to OwnReleaseLine, a CPU node's own threads release them.
+  // The rest, down to OwnReleaseLine, by each CPU node's own threads.
   uint64_t plan[kMaxNodes];
   const uint64_t ask = PagesToUnstrand(node, cpu_nodes, free_bytes,
                                        OwnReleaseLine(bound), kPageShift);
@@ -575,17 +599,6 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   }
   if (!growth) return;
 
-  // Retirements asked at an earlier growth and not done since by their
-  // owner: done here, so the heap size lags what the process uses by at most
-  // one growth.
-  for (int i = 0; i < cpu_nodes; ++i) {
-    // A node without a heap yet: nothing owed, and its page stays unread.
-    if (i == node || ExistingHeap(i) == nullptr) continue;
-    const uint64_t owed = TakeRetirement(i);
-    if (owed == 0) continue;
-    RetireReleased(ExistingHeap(i), owed);
-    AddToCounter(Counter::kUnstrandingByGrower, 1);
-  }
   uint64_t released_pages[kMaxNodes] = {};
   for (int i = 0; i < nodes; ++i) {
     if (i == node || ExistingHeap(i) == nullptr) continue;
@@ -593,9 +606,8 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   }
   // A node that gives back less than planned leaves the rest to the nodes
   // after it: plan again without the nodes already asked. A CPU node is
-  // asked (its own thread retires at its next refill) up to
-  // kMaxAskedRetirementBytes; a larger retirement, and a memory-only node's,
-  // is done from here.
+  // asked (its own thread retires at its next refill) up to kMaxAskedBytes;
+  // a larger retirement, and a memory-only node's, is done from here.
   uint64_t left = pages >= PageHeap::kMinSystemAlloc
                       ? pages
                       : static_cast<uint64_t>(PageHeap::kMinSystemAlloc);
@@ -603,7 +615,7 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     PlanRetirement(node, nodes, released_pages, left, plan);
     if (plan[i] == 0) continue;
     Length got = plan[i];
-    if (i < cpu_nodes && plan[i] <= kMaxAskedRetirementBytes >> kPageShift) {
+    if (i < cpu_nodes && plan[i] <= kMaxAskedBytes >> kPageShift) {
       AskToRetire(i, plan[i]);
     } else {
       got = RetireReleased(ExistingHeap(i), plan[i]);

@@ -107,11 +107,12 @@ class NodeHeaps {
   // heap grows; false: it recommits released pages): the other nodes release
   // their free pages beyond TCMALLOC_NUMA_MAX_STRANDED_MB (PagesToUnstrand),
   // and, on growth, give released address space back to their regions
-  // (PlanRetirement). Beyond the bound (and a memory-only node's) that is
-  // done here; a CPU node is asked to release down to half the bound and to
-  // retire, which its own thread does at its next refill from its heap
-  // (NewForList), where the heap's lists are local; a retirement not done by
-  // the next growth is done by that growth. Requires the page heap lock.
+  // (PlanRetirement). A CPU node is asked instead (numa/node_chores.h): to
+  // release down to half the bound and to retire, which its own thread does
+  // at its next refill from its heap, where the heap's lists are local; what
+  // it has not done by the next growth is done by that growth. More than
+  // kMaxAskedBytes beyond the bound or of retirement, and a memory-only
+  // node's share, is done here at once. Requires the page heap lock.
   static void BeforeGrowth(PageHeap* heap, Length pages,
                            bool growth) ATTRIBUTE_VISIBILITY_HIDDEN;
 
@@ -160,6 +161,8 @@ class NodeHeaps {
   static void SetAfterSpanForTest(void (*hook)()) ATTRIBUTE_VISIBILITY_HIDDEN;
 
  private:
+  static void DoOwedChores(int node,
+                           int cpu_nodes) ATTRIBUTE_VISIBILITY_HIDDEN;
   static bool RetireSpan(PageHeap* heap, Span* s) ATTRIBUTE_VISIBILITY_HIDDEN;
   static Length RetireReleased(PageHeap* heap,
                                Length num_pages) ATTRIBUTE_VISIBILITY_HIDDEN;

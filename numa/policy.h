@@ -49,16 +49,18 @@ int BorrowOrder(Borrow what, const uint8_t* fallback, int len, int cpu_nodes,
 uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
                          uint64_t bound_bytes, int page_shift);
 
-// Below the bound, free pages of the other nodes beyond this line are
-// released by those nodes' own threads at their next refill, when the
-// growing node asks (numa/node_chores.h): so that they rarely reach the bound,
-// beyond which the growing node releases them itself, from another node.
+// Free pages of the other nodes beyond this line are released by those
+// nodes' own threads at their next refill, when the growing node asks
+// (numa/node_chores.h), up to kMaxAskedBytes beyond the bound.
 inline uint64_t OwnReleaseLine(uint64_t bound_bytes) { return bound_bytes / 2; }
 
-// A retirement up to this size is asked of a CPU node's own threads; a larger
-// one (a load that moved whole to another node) is done at once by the
-// growing node, so the heap size never lags by more than this per node.
-inline constexpr uint64_t kMaxAskedRetirementBytes = uint64_t{16} << 20;
+// How much a growing node may ask of the other CPU nodes' own threads
+// instead of doing it (numa/node_chores.h): free pages beyond the stranded
+// bound, and each node's retirement. More (a load that moved whole to
+// another node) is done at once, so resident memory and the heap size lag
+// the bound by at most this, and for at most one growth (what is asked and
+// not done by the next growth is done by it).
+inline constexpr uint64_t kMaxAskedBytes = uint64_t{16} << 20;
 
 // Which of the other nodes release `pages` of their free pages together, and
 // how many each (out[i]; 0 for `node` itself): nearest node index first, each

@@ -69,6 +69,11 @@ TEST_F(FakeTwoNodes, BelowTheBoundTheOwnersThreadReleasesWhenAsked) {
   constexpr size_t kHalfBound = 8 << 20;  // the default bound is 16 MiB
   constexpr size_t kSlack = 256 << 10;
   MallocExtension::instance()->ReleaseFreeMemory();
+  // Node 1: free pages of its own for its small refills, so that GrowNode1
+  // below is its only growth.
+  ASSERT_TRUE(PinToCpu(1));
+  free(Allocate(kBlock));
+  // Node 0: a large block does what it was asked so far (nothing is owed).
   ASSERT_TRUE(PinToCpu(0));
   void* held[3];
   for (void*& b : held) b = Allocate(kBlock);
@@ -92,6 +97,39 @@ TEST_F(FakeTwoNodes, BelowTheBoundTheOwnersThreadReleasesWhenAsked) {
       << "node 0 did not release down to half the bound";
   for (void* p : objects) free(p);
   free(grown);
+}
+
+// Far beyond the bound the growing node releases at once, down to 16 MiB
+// past it (what it may ask); the rest it asks, and when the owner (here
+// idle) has not done it by the next growth, that growth does it.
+TEST_F(FakeTwoNodes, FarBeyondTheBoundTheGrowingNodeReleasesAtOnce) {
+  constexpr size_t kBlock = 4 << 20;
+  constexpr size_t kBound = 16 << 20;  // the default
+  constexpr size_t kAsked = 16 << 20;  // kMaxAskedBytes
+  constexpr size_t kSlack = 1 << 20;
+  MallocExtension::instance()->ReleaseFreeMemory();
+  ASSERT_TRUE(PinToCpu(1));
+  free(Allocate(kBlock));
+  // Node 0: sixteen free blocks apart (spans are released whole).
+  ASSERT_TRUE(PinToCpu(0));
+  void* blocks[32];
+  for (void*& b : blocks) b = Allocate(kBlock);
+  for (int i = 0; i < 32; i += 2) free(blocks[i]);
+  ASSERT_GE(NodeProperty(0, "pageheap_free_bytes"), 15 * kBlock);
+
+  ASSERT_TRUE(PinToCpu(1));
+  const size_t by_grower = Property("tcmalloc.numa.unstranding_by_grower");
+  void* first = GrowNode1(kBlock);
+  EXPECT_LE(NodeProperty(0, "pageheap_free_bytes"), kBound + kAsked + kSlack);
+  EXPECT_GT(NodeProperty(0, "pageheap_free_bytes"), kBound)
+      << "the growing node released what it may ask for";
+  void* second = GrowNode1(kBlock);
+  EXPECT_LE(NodeProperty(0, "pageheap_free_bytes"), kBound / 2 + kSlack)
+      << "the next growth did not do what node 0 owed";
+  EXPECT_EQ(Property("tcmalloc.numa.unstranding_by_grower"), by_grower + 2);
+  free(first);
+  free(second);
+  for (int i = 1; i < 32; i += 2) free(blocks[i]);
 }
 
 // Before a node grows, the other nodes' released address space goes back to
@@ -152,7 +190,8 @@ int main(int argc, char** argv) {
   if (getenv("TCMALLOC_NUMA_FAKE_NODES") == nullptr) {
     setenv("TCMALLOC_NUMA_FAKE_NODES", "2", 1);
     int failed = 0;
-    for (const char* test : {"*BelowTheBound*", "*RetirementIs*"}) {
+    for (const char* test :
+         {"*BelowTheBound*", "*FarBeyond*", "*RetirementIs*"}) {
       const std::string filter = std::string("--gtest_filter=") + test;
       fflush(stdout);
       const pid_t pid = fork();
