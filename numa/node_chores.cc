@@ -55,7 +55,5 @@ void PlaceChoresOnNodePages() { g_chores.Place(); }
 
 const void* ChoresOf(int node) { return &g_chores[node]; }
 
-void ResetChoresForTest() { g_chores.Clear(); }
-
 }  // namespace numa
 }  // namespace tcmalloc

@@ -49,8 +49,6 @@ NodeChores TakeChores(int node);
 void PlaceChoresOnNodePages();
 // Node `node`'s asks (tests ask where they lie).
 const void* ChoresOf(int node);
-// Forgets every ask (tests).
-void ResetChoresForTest();
 
 }  // namespace numa
 }  // namespace tcmalloc

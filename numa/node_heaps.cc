@@ -421,18 +421,24 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   return span;
 }
 
+bool NodeHeaps::CarryOutChores(PageHeap* heap, int node) {
+  const NodeChores chores = TakeChores(node);
+  if (chores.retire == 0 && chores.release == 0) return false;
+  // Retired first: the pages released next are this heap's free pages, not
+  // what the asking node counted as released.
+  if (chores.retire != 0) RetireReleased(heap, chores.retire);
+  if (chores.release != 0) heap->ReleaseAtLeastNPages(chores.release);
+  return true;
+}
+
 void NodeHeaps::DoChores(int node) {
   if (!OwnerHasChores(node)) return;
   PageHeap* heap = ExistingHeap(node);
   if (heap == nullptr) return;
   SpinLockHolder l(Static::pageheap_lock());
-  const NodeChores chores = TakeChores(node);
-  if (chores.retire == 0 && chores.release == 0) return;
-  // Retired first: the pages released next are this heap's free pages, not
-  // what the asking node counted as released.
-  if (chores.retire != 0) RetireReleased(heap, chores.retire);
-  if (chores.release != 0) heap->ReleaseAtLeastNPages(chores.release);
-  AddToCounter(Counter::kUnstrandingByOwner, 1);
+  if (CarryOutChores(heap, node)) {
+    AddToCounter(Counter::kUnstrandingByOwner, 1);
+  }
 }
 
 void NodeHeaps::SetBorrowing(bool on) { t_borrowing = on; }
@@ -545,12 +551,9 @@ void NodeHeaps::DoOwedChores(int node, int cpu_nodes) {
   for (int i = 0; i < cpu_nodes; ++i) {
     // A node without a heap yet: nothing asked, and its page stays unread.
     PageHeap* h = i == node ? nullptr : ExistingHeap(i);
-    if (h == nullptr) continue;
-    const NodeChores owed = TakeChores(i);
-    if (owed.retire == 0 && owed.release == 0) continue;
-    if (owed.retire != 0) RetireReleased(h, owed.retire);
-    if (owed.release != 0) h->ReleaseAtLeastNPages(owed.release);
-    AddToCounter(Counter::kUnstrandingByGrower, 1);
+    if (h != nullptr && CarryOutChores(h, i)) {
+      AddToCounter(Counter::kUnstrandingByGrower, 1);
+    }
   }
 }
 

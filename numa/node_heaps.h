@@ -161,8 +161,11 @@ class NodeHeaps {
   static void SetAfterSpanForTest(void (*hook)()) ATTRIBUTE_VISIBILITY_HIDDEN;
 
  private:
-  static void DoOwedChores(int node,
-                           int cpu_nodes) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Takes what was asked of `heap`, CPU node `node`'s, and does it; false
+  // when nothing was asked. Requires the page heap lock.
+  static bool CarryOutChores(PageHeap* heap,
+                             int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void DoOwedChores(int node, int cpu_nodes) ATTRIBUTE_VISIBILITY_HIDDEN;
   static bool RetireSpan(PageHeap* heap, Span* s) ATTRIBUTE_VISIBILITY_HIDDEN;
   static Length RetireReleased(PageHeap* heap,
                                Length num_pages) ATTRIBUTE_VISIBILITY_HIDDEN;

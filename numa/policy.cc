@@ -25,19 +25,6 @@ uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
   return (others - bound_bytes + page - 1) >> page_shift;
 }
 
-void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
-                 uint64_t pages, int page_shift, uint64_t out[]) {
-  const uint64_t page = uint64_t{1} << page_shift;
-  uint64_t left = pages;
-  for (int i = 0; i < nodes; ++i) {
-    out[i] = 0;
-    if (i == node || left == 0) continue;
-    const uint64_t held = (free_bytes[i] + page - 1) >> page_shift;
-    out[i] = held < left ? held : left;
-    left -= out[i];
-  }
-}
-
 void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
                     uint64_t growth_pages, uint64_t out[]) {
   uint64_t left = growth_pages;
@@ -47,6 +34,17 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
     out[i] = released_pages[i] < left ? released_pages[i] : left;
     left -= out[i];
   }
+}
+
+void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
+                 uint64_t pages, int page_shift, uint64_t out[]) {
+  // The same split as a retirement's, over whole pages held free.
+  const uint64_t page = uint64_t{1} << page_shift;
+  uint64_t free_pages[kMaxNodes];
+  for (int i = 0; i < nodes; ++i) {
+    free_pages[i] = (free_bytes[i] + page - 1) >> page_shift;
+  }
+  PlanRetirement(node, nodes, free_pages, pages, out);
 }
 
 bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere) {

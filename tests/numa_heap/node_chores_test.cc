@@ -25,6 +25,8 @@ size_t NodeProperty(int node, const char* field) {
   return Property("tcmalloc.numa.node" + std::to_string(node) + "." + field);
 }
 
+constexpr size_t kBlock = 4 << 20;  // a large block: a span of its own
+
 // malloc(bytes), written, so that the compiler keeps it (it may drop a
 // malloc whose block is only freed).
 void* Allocate(size_t bytes) {
@@ -37,6 +39,15 @@ void* Allocate(size_t bytes) {
 void* GrowNode1(size_t by) {
   return Allocate(NodeProperty(1, "pageheap_free_bytes") +
                   NodeProperty(1, "pageheap_unmapped_bytes") + by);
+}
+
+// Node 1 gets free pages of its own for its small refills, so that a
+// GrowNode1 after it is the only growth of its step. Leaves the thread on
+// node 1; false if it cannot run there.
+bool GiveNode1FreePages() {
+  if (!PinToCpu(1)) return false;
+  free(Allocate(kBlock));
+  return true;
 }
 
 class FakeTwoNodes : public ::testing::Test {
@@ -65,14 +76,10 @@ bool RefillUntilNode0DidItsChores(size_t done, std::vector<void*>* objects) {
 // from afar: it asks, and the owner's own thread releases its free pages down
 // to half the bound at its next refill from its page heap.
 TEST_F(FakeTwoNodes, BelowTheBoundTheOwnersThreadReleasesWhenAsked) {
-  constexpr size_t kBlock = 4 << 20;
   constexpr size_t kHalfBound = 8 << 20;  // the default bound is 16 MiB
   constexpr size_t kSlack = 256 << 10;
   MallocExtension::instance()->ReleaseFreeMemory();
-  // Node 1: free pages of its own for its small refills, so that GrowNode1
-  // below is its only growth.
-  ASSERT_TRUE(PinToCpu(1));
-  free(Allocate(kBlock));
+  ASSERT_TRUE(GiveNode1FreePages());
   // Node 0: a large block does what it was asked so far (nothing is owed).
   ASSERT_TRUE(PinToCpu(0));
   void* held[3];
@@ -103,13 +110,11 @@ TEST_F(FakeTwoNodes, BelowTheBoundTheOwnersThreadReleasesWhenAsked) {
 // past it (what it may ask); the rest it asks, and when the owner (here
 // idle) has not done it by the next growth, that growth does it.
 TEST_F(FakeTwoNodes, FarBeyondTheBoundTheGrowingNodeReleasesAtOnce) {
-  constexpr size_t kBlock = 4 << 20;
   constexpr size_t kBound = 16 << 20;  // the default
   constexpr size_t kAsked = 16 << 20;  // kMaxAskedBytes
   constexpr size_t kSlack = 1 << 20;
   MallocExtension::instance()->ReleaseFreeMemory();
-  ASSERT_TRUE(PinToCpu(1));
-  free(Allocate(kBlock));
+  ASSERT_TRUE(GiveNode1FreePages());
   // Node 0: sixteen free blocks apart (spans are released whole).
   ASSERT_TRUE(PinToCpu(0));
   void* blocks[32];
@@ -137,7 +142,6 @@ TEST_F(FakeTwoNodes, FarBeyondTheBoundTheGrowingNodeReleasesAtOnce) {
 // that has not by the next growth has it done by that growth, so the heap
 // size lags by at most one growth.
 TEST_F(FakeTwoNodes, RetirementIsTheOwnersOrTheNextGrowths) {
-  constexpr size_t kBlock = 4 << 20;
   MallocExtension::instance()->ReleaseFreeMemory();
   // Node 0: eight released blocks apart (spans retire whole).
   ASSERT_TRUE(PinToCpu(0));
@@ -146,11 +150,9 @@ TEST_F(FakeTwoNodes, RetirementIsTheOwnersOrTheNextGrowths) {
   for (int i = 0; i < 16; i += 2) free(blocks[i]);
   MallocExtension::instance()->ReleaseFreeMemory();
   ASSERT_GE(NodeProperty(0, "pageheap_unmapped_bytes"), 7 * kBlock);
-  // Node 1: free pages of its own for its small refills, so that each
-  // GrowNode1 below is the only growth of its step. That growth asks node 0
-  // to retire; node 0's thread does it, and nothing is owed from here on.
-  ASSERT_TRUE(PinToCpu(1));
-  free(Allocate(kBlock));
+  // Node 1's free pages; its growth there asks node 0 to retire, node 0's
+  // thread does it, and nothing is owed from here on.
+  ASSERT_TRUE(GiveNode1FreePages());
   std::vector<void*> objects;
   ASSERT_TRUE(RefillUntilNode0DidItsChores(
       Property("tcmalloc.numa.unstranding_by_owner"), &objects));
