@@ -5,8 +5,10 @@
 // pseudo-random mix of sizes, log-uniform in --min-size..--max-size, 16 B to
 // 8 KiB by default: the same sizes, in the same order, under any allocator),
 // so that every thread has a warm cache. Then all wait at a barrier while
-// the main thread reads the peak RSS (ru_maxrss), and Rss and AnonHugePages
-// from /proc/self/smaps_rollup, and prints them as one result line
+// the main thread reads the peak RSS (ru_maxrss), Rss and AnonHugePages
+// from /proc/self/smaps_rollup, the same two counted from the page tables
+// (page_tables.h: resident_kib, huge_kib; smaps misses huge pages under NUMA
+// balancing), and prints them as one result line
 // ("thp_threads: ..."), followed by figures.h's heap_mib= line and METRIC
 // lines (tools/compare).
 //
@@ -48,6 +50,7 @@
 #include <vector>
 
 #include "benchmarks/memory/figures.h"
+#include "benchmarks/memory/page_tables.h"
 #include "benchmarks/memory/pin.h"
 #include "benchmarks/workloads/common.h"
 
@@ -107,8 +110,10 @@ const char kUsage[] =
     "objects of a fixed log-uniform size mix, then all wait at a barrier\n"
     "while the main thread prints one line:\n"
     "  thp_threads: threads=T thp=always|madvise|never peak_rss_kib=\n"
-    "  smaps_rss_kib= anon_huge_kib= heap_bytes= metadata_bytes= ...\n"
-    "then heap_mib= and METRIC lines. --heap-mib N: the threads also hold\n"
+    "  smaps_rss_kib= anon_huge_kib= resident_kib= huge_kib= heap_bytes= ...\n"
+    "(resident_kib, huge_kib: counted from pagemap; huge_kib=-1 unless\n"
+    "root), then heap_mib= and METRIC lines. --heap-mib N: the threads also "
+    "hold\n"
     "N MiB (half small objects, half 1 MiB blocks) at the barrier.\n"
     "--maps: 'mapping kind=...' lines (Rss, AnonHugePages per kind of\n"
     "mapping, and the 2 MiB frames with present pages: frames=, frame_kib=);\n"
@@ -668,6 +673,8 @@ int main(int argc, char** argv) {
   // Everything below reads; what it allocates (stdio buffers, strings) is a
   // few KiB, the same under every allocator.
   const Rollup rollup = ReadRollup();
+  const memory_probe::PageTableCount counted =
+      memory_probe::CountFromPageTables();
   const long peak_kib = memory_probe::PeakRssKib();
   const long long heap = memory_probe::SampleHeap();
   const long long metadata = MetadataBytes();
@@ -711,12 +718,14 @@ int main(int argc, char** argv) {
   };
   std::printf(
       "thp_threads: threads=%ld heap_mib_held=%ld thp=%s peak_rss_kib=%ld "
-      "smaps_rss_kib=%ld anon_huge_kib=%ld heap_bytes=%lld "
+      "smaps_rss_kib=%ld anon_huge_kib=%ld resident_kib=%ld huge_kib=%ld "
+      "heap_bytes=%lld "
       "metadata_bytes=%lld thp_fault_alloc=%lld thp_collapse_alloc=%lld "
       "pre_main_huge_kib=%ld nohuge_complete=%s numa_active=%lld "
       "numa_nodes=%lld\n",
-      n, o.heap_mib, thp.c_str(), peak_kib, rollup.rss, rollup.anon_huge, heap,
-      metadata, delta(thp_faults, thp_faults_before),
+      n, o.heap_mib, thp.c_str(), peak_kib, rollup.rss, rollup.anon_huge,
+      counted.present_kib, counted.huge_kib, heap, metadata,
+      delta(thp_faults, thp_faults_before),
       delta(thp_collapses, thp_collapses_before), pre_main_huge_kib,
       o.nohuge_regions ? (regions_grew ? "no" : "yes") : "-",
       memory_probe::Property("tcmalloc.numa.active"),
