@@ -26,6 +26,7 @@
 
 #include "numa/leaf_lock.h"
 #include "numa/node_class.h"
+#include "numa/owner.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -35,7 +36,7 @@ namespace numa {
 // Objects a block holds: a block fills two 4 KiB pages. The per-block costs
 // (handing it over, taking it from a pool: a few cache lines other nodes
 // wrote) are spread over this many frees.
-inline constexpr uint32_t kLogSlots = 904;
+inline constexpr uint32_t kLogSlots = 1360;
 // A log is handed over when it holds this many bytes of objects, so that a
 // thread that frees big objects of another node keeps at most this much
 // memory from its owner (plus one object).
@@ -53,18 +54,48 @@ struct LogBlock {
                       // it back, to log that node's objects
   uint32_t count;     // objects held
   uint64_t bytes;     // their bytes
-  void* objects[kLogSlots];
-  uint8_t classes[kLogSlots];  // each object's plain size class
+  uint32_t offsets[kLogSlots];
+  uint16_t tags[kLogSlots];
 };
 static_assert(sizeof(LogBlock) <= 8192, "a log block fits two pages");
+static_assert(kWindowShift - 3 <= 32 + 8, "a window's 8-byte units fit");
 
-// Adds `object` of plain class `cl`, `size` bytes. Requires room.
-inline void LogObject(LogBlock* block, void* object, uint32_t cl,
+// An entry is 6 bytes, not a pointer and a class (9): the freeing thread
+// writes the block line by line and the owner reads it, so its lines are
+// what a remote free costs in traffic between nodes. A block's objects all
+// lie in one node's window (numa/owner.h), so an entry keeps the object's
+// place in that window in 8-byte units (37 bits: 32 in `offsets`, 5 in the
+// high byte of `tags`) and its plain size class (the low byte of `tags`).
+//
+// True when `object` can go into a log of `node`'s objects: it lies in the
+// node's window and is 8-byte aligned (every size class is). Node 0's heap
+// also holds memory from outside the layer's windows (numa/owner.h); such
+// objects take the list path.
+inline bool Loggable(const void* object, int node) {
+  return (reinterpret_cast<uintptr_t>(object) & ~(kWindowSize - 8)) ==
+         static_cast<uintptr_t>(node) << kWindowShift;
+}
+
+// Adds `object` (Loggable for the block's node) of plain class `cl`, `size`
+// bytes. Requires room.
+inline void LogObject(LogBlock* block, const void* object, uint32_t cl,
                       uint64_t size) {
-  block->objects[block->count] = object;
-  block->classes[block->count] = static_cast<uint8_t>(cl);
+  const uintptr_t units =
+      (reinterpret_cast<uintptr_t>(object) & (kWindowSize - 1)) >> 3;
+  block->offsets[block->count] = static_cast<uint32_t>(units);
+  block->tags[block->count] = static_cast<uint16_t>((units >> 32) << 8 | cl);
   block->count++;
   block->bytes += size;
+}
+// Entry `i` of a block of `node`'s objects: the object, and its class.
+inline void* LoggedObject(const LogBlock* block, uint32_t i, int node) {
+  const uintptr_t units =
+      block->offsets[i] | static_cast<uintptr_t>(block->tags[i] >> 8) << 32;
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(node) << kWindowShift |
+                                 units << 3);
+}
+inline uint32_t LoggedClass(const LogBlock* block, uint32_t i) {
+  return block->tags[i] & 0xff;
 }
 inline bool LogIsFull(const LogBlock* block) {
   return block->count == kLogSlots || block->bytes >= kLogMaxBytes;

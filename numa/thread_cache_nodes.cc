@@ -88,24 +88,25 @@ LogBlock* AllocateBlock() {
 }
 
 // Appends `object` of node class `cl` to `log`, which has room; true when
-// that filled it.
-bool AppendRemoteFree(LogBlock* log, void* object, uint32_t cl) {
+// that filled it. Inlined, so that DeallocateSlow's common case makes no
+// call (and no stack frame).
+ALWAYS_INLINE bool AppendRemoteFree(LogBlock* log, void* object, uint32_t cl) {
   const uint32_t base = BaseClass(cl);
   LogObject(log, object, base, Static::sizemap()->ByteSizeForClass(base));
   return LogIsFull(log);
 }
 
-// An object of plain class `cl` out of `log` (the last such entry), or
-// nullptr; `log` may be null. Linear in the block: only for borrowing, when
-// a node has nothing left.
-void* TakeFromLog(LogBlock* log, uint32_t cl) {
+// An object of plain class `cl` out of `log`, a log of `node`'s objects
+// (the last such entry), or nullptr; `log` may be null. Linear in the block:
+// only for borrowing, when a node has nothing left.
+void* TakeFromLog(LogBlock* log, int node, uint32_t cl) {
   if (log == nullptr) return nullptr;
   for (uint32_t i = log->count; i-- > 0;) {
-    if (log->classes[i] != cl) continue;
-    void* object = log->objects[i];
+    if (LoggedClass(log, i) != cl) continue;
+    void* object = LoggedObject(log, i, node);
     log->count--;
-    log->objects[i] = log->objects[log->count];
-    log->classes[i] = log->classes[log->count];
+    log->offsets[i] = log->offsets[log->count];
+    log->tags[i] = log->tags[log->count];
     log->bytes -= Static::sizemap()->ByteSizeForClass(cl);
     return object;
   }
@@ -146,8 +147,8 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
   Chain chains[kClassSizesMax];
   uint64_t started[kClassSizesMax / 64] = {};
   for (uint32_t i = 0; i < block->count; ++i) {
-    const uint32_t cl = block->classes[i];
-    void* object = block->objects[i];
+    const uint32_t cl = LoggedClass(block, i);
+    void* object = LoggedObject(block, i, node);
     Chain& chain = chains[cl];
     const uint64_t bit = uint64_t{1} << (cl % 64);
     if ((started[cl / 64] & bit) == 0) {
@@ -342,7 +343,8 @@ void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
                                       uint32_t cl) {
   if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
   const int node = ClassNode(cl);
-  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node)) {
+  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
+      Loggable(ptr, node)) {
     LogBlock* log = LogsOf(cache)[node];
     if (log != nullptr) {
       if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
@@ -357,7 +359,8 @@ void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
 void ThreadCacheNodes::DeallocateSlower(ThreadCache* cache, void* ptr,
                                         uint32_t cl) {
   const int node = ClassNode(cl);
-  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node)) {
+  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
+      Loggable(ptr, node)) {
     LogBlock** log = &LogsOf(cache)[node];
     if ((*log = NewBlock(node)) != nullptr) {
       return DeallocateSlow(cache, ptr, cl);
@@ -402,7 +405,7 @@ bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
   if (!g_logs) return false;
   const int owner = ClassNode(cl);
   const int here = ThisThreadsListNode();
-  if (owner == here) return false;
+  if (owner == here || !Loggable(ptr, owner)) return false;
   SharedLog& log = g_shared_logs[here][owner];
   log.lock.Lock();
   if (log.block == nullptr && (log.block = NewBlock(owner)) == nullptr) {
@@ -555,7 +558,7 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
   // objects a new_handler just freed are there.
   for (int i = 0; i < count && NodeClasses(); ++i) {
     if (g_logs) {
-      if (void* object = TakeFromLog(LogsOf(cache)[order[i]], cl)) {
+      if (void* object = TakeFromLog(LogsOf(cache)[order[i]], order[i], cl)) {
         AddToCounter(Counter::kBorrowedObjects, 1);
         return object;
       }

@@ -40,11 +40,55 @@ TEST(RemoteFreeLog, ABlockIsFullAtItsSlotsOrItsBytes) {
   EXPECT_FALSE(LogIsFull(&block));
   LogObject(&block, &object, 5, 16);
   EXPECT_TRUE(LogIsFull(&block));
-  EXPECT_EQ(block.classes[0], 5);
+  EXPECT_EQ(LoggedClass(&block, 0), 5u);
 
   LogBlock big = {};
   LogObject(&big, &object, 60, kLogMaxBytes);
   EXPECT_TRUE(LogIsFull(&big)) << "one object of kLogMaxBytes fills a block";
+}
+
+// Entries keep an object's place in its owner's window: every 8-byte
+// aligned address of the window comes back whole, with its class, also past
+// the first 32 GiB (the 5 bits above the 32 of `offsets`).
+TEST(RemoteFreeLog, AnEntryGivesBackTheObjectAndItsClass) {
+  LogBlock block = {};
+  const uintptr_t places[] = {0,
+                              8,
+                              uintptr_t{1} << 30,
+                              (uintptr_t{32} << 30) - 8,
+                              uintptr_t{32} << 30,
+                              (uintptr_t{777} << 30) + 4096 + 48,
+                              kWindowSize - 8};
+  const int nodes[] = {0, 1, 5, 63};
+  uint32_t i = 0;
+  for (int node : nodes) {
+    for (uintptr_t place : places) {
+      const uintptr_t address =
+          (static_cast<uintptr_t>(node) << kWindowShift) + place;
+      void* object = reinterpret_cast<void*>(address);
+      ASSERT_TRUE(Loggable(object, node)) << std::hex << address;
+      const uint32_t cl = (i * 37) % 128;
+      block.count = 0;
+      LogObject(&block, object, cl, 16);
+      EXPECT_EQ(LoggedObject(&block, 0, node), object) << std::hex << address;
+      EXPECT_EQ(LoggedClass(&block, 0), cl) << std::hex << address;
+      ++i;
+    }
+  }
+}
+
+TEST(RemoteFreeLog, OnlyAlignedObjectsOfTheNodesWindowAreLoggable) {
+  const uintptr_t window1 = uintptr_t{1} << kWindowShift;
+  auto at = [](uintptr_t a) { return reinterpret_cast<void*>(a); };
+  EXPECT_TRUE(Loggable(at(window1 + 64), 1));
+  EXPECT_FALSE(Loggable(at(window1 + 64), 0)) << "another node's window";
+  EXPECT_FALSE(Loggable(at(window1 + 64), 2));
+  EXPECT_FALSE(Loggable(at(window1 + 68), 1)) << "not 8-byte aligned";
+  EXPECT_FALSE(Loggable(at(window1 - 8), 1)) << "just below the window";
+  EXPECT_FALSE(Loggable(at(2 * window1), 1)) << "just past the window";
+  // Memory from outside every window (a user SysAllocator, an mmap high up)
+  // that node 0's heap holds.
+  EXPECT_FALSE(Loggable(at(uintptr_t{0x7f12} << 32), 0));
 }
 
 TEST(RemoteFreeLog, AnInboxGivesBackWhatItTookNewestFirst) {
