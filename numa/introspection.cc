@@ -61,6 +61,7 @@ size_t CentralFreeBytes(int node) {
 }
 
 const PlacedMemoryReader* g_placed_reader;
+uint64_t (*g_handed_over_reader)();  // SetHandedOverBytesReader
 
 const PlacedMemoryReader* PlacedReader() {
   return __atomic_load_n(&g_placed_reader, __ATOMIC_ACQUIRE);
@@ -199,6 +200,10 @@ void SetPlacedMemoryReader(const PlacedMemoryReader* reader) {
   __atomic_store_n(&g_placed_reader, reader, __ATOMIC_RELEASE);
 }
 
+void SetHandedOverBytesReader(uint64_t (*reader)()) {
+  __atomic_store_n(&g_handed_over_reader, reader, __ATOMIC_RELEASE);
+}
+
 // `figure` of class cl's list, summed over the nodes whose lists are made.
 template <typename Figure>
 static size_t SumOverNodes(unsigned cl, Figure figure) {
@@ -224,6 +229,11 @@ size_t TransferLength(unsigned cl) {
 }
 
 size_t CentralOverheadBytes(unsigned cl) {
+  if (cl == 0) {
+    uint64_t (*reader)() =
+        __atomic_load_n(&g_handed_over_reader, __ATOMIC_ACQUIRE);
+    return reader != nullptr ? reader() : 0;
+  }
   size_t n =
       SumOverNodes(cl, [](CentralFreeList& l) { return l.OverheadBytes(); });
   if (const PlacedMemoryReader* r = PlacedReader()) n += r->overhead_bytes(cl);

@@ -6,6 +6,7 @@
 #define NUMA_TCMALLOC_NUMA_INTROSPECTION_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "numa/numa.h"
 
@@ -52,10 +53,20 @@ NUMA_TCMALLOC_HIDDEN void SetPlacedMemoryReader(
 // their transfer-cache slots (TransferLength), and the central lists' internal
 // fragmentation in bytes, summed over the CPU nodes and placed memory's
 // lists. GetStats and GetFreeListSizes keep reporting these totals, as in
-// vanilla.
+// vanilla. Class 0, which is no size class, has no list: its "overhead" is
+// the bytes of remote frees handed to their owner and not yet linked in
+// (SetHandedOverBytesReader). They are not sorted by class, and there they
+// join the central lists' total in the stats (ExtractStats adds class 0's
+// figures too) without a line of upstream's; the class table skips class
+// 0, which has no objects.
 NUMA_TCMALLOC_HIDDEN size_t CentralLength(unsigned cl);
 NUMA_TCMALLOC_HIDDEN size_t TransferLength(unsigned cl);
 NUMA_TCMALLOC_HIDDEN size_t CentralOverheadBytes(unsigned cl);
+
+// Registers what reads the bytes of remote frees handed to their owner and
+// not yet linked in (numa/thread_cache_nodes.h, later in the series); until
+// then class 0's overhead is 0, as in vanilla.
+NUMA_TCMALLOC_HIDDEN void SetHandedOverBytesReader(uint64_t (*reader)());
 
 // Appends one line per node heap to GetStats output, and one per placed
 // heap. Prints nothing unless the layer is active or the program placed

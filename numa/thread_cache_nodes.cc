@@ -8,6 +8,7 @@
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
+#include "numa/introspection.h"
 #include "numa/node_chores.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
@@ -182,6 +183,7 @@ void ThreadCacheNodes::InitModule() {
   SetNodeClasses(NodesWithCentralLists() > 1 &&
                  RemoteFreePolicy() != RemoteFree::kLocal);
   g_logs = NodeClasses() && RemoteFreePolicy() == RemoteFree::kOwner;
+  if (g_logs) SetHandedOverBytesReader(&ThreadCacheNodes::HandedOverBytes);
   g_logs_offset = NodesWithLists() * kNodeListsBytes;
   if (NodesWithCentralLists() > 1) {
     // Before any thread cache exists: nothing has used them yet.
@@ -467,14 +469,11 @@ void ThreadCacheNodes::TopUpPool(int node) {
   }
 }
 
-uint64_t ThreadCacheNodes::LoggedBytes() {
+uint64_t ThreadCacheNodes::ThreadLogBytes() {
   if (!g_logs) return 0;
   uint64_t bytes = 0;
-  for (int node = 0; node < NodesWithLists(); ++node) {
-    bytes += InboxOf(node).bytes();
-  }
-  // Logs not yet handed over; their threads fill them as this reads (a
-  // block is never freed, so a stale pointer still reads a block).
+  // Their threads fill them as this reads (a block is never freed, so a
+  // stale pointer still reads a block).
   for (ThreadCache* h = ThreadCache::thread_heaps_; h != nullptr;
        h = h->next_) {
     LogBlock** logs = LogsOf(h);
@@ -482,6 +481,15 @@ uint64_t ThreadCacheNodes::LoggedBytes() {
       const LogBlock* log = logs[node];
       if (log != nullptr) bytes += log->bytes;
     }
+  }
+  return bytes;
+}
+
+uint64_t ThreadCacheNodes::HandedOverBytes() {
+  if (!g_logs) return 0;
+  uint64_t bytes = 0;
+  for (int node = 0; node < NodesWithLists(); ++node) {
+    bytes += InboxOf(node).bytes();
   }
   for (int here = 0; here < NodesWithLists(); ++here) {
     for (int owner = 0; owner < NodesWithLists(); ++owner) {

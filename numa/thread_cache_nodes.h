@@ -104,10 +104,15 @@ class ThreadCacheNodes {
   // in a log the node's cacheless threads share. cl is a node class.
   static void FreeWithoutCache(void* ptr,
                                uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Bytes of remote frees handed to their owner and not yet linked in, for
-  // the thread-cache figures of the stats (objects still in a thread's own
-  // log count in its Size()).
-  static uint64_t LoggedBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Bytes of remote frees in the logs of live thread caches: still their
+  // threads', so the stats count them with the thread caches.
+  static uint64_t ThreadLogBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Bytes of remote frees no thread holds: handed to an owner's inbox, or in
+  // a log cacheless threads share, not yet linked in. The stats count them
+  // with the central lists, where vanilla would have them, so that a thread
+  // that exits or marks itself idle leaves the thread-cache figure as it
+  // found it.
+  static uint64_t HandedOverBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
   // The logs' locks (shared logs, block pools) and, innermost, those of the
   // memory blocks are carved from (block chunks, SparseAlloc), held across
   // fork().
