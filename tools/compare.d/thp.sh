@@ -25,7 +25,7 @@
 # run's brk heap starts at the same place. With it, where the brk start falls
 # in its 2 MiB stretch is drawn per run, and that decides how many of the
 # heap's stretches the kernel can back with huge pages when they are first
-# touched: at 8 threads vanilla read 9.4-12.8 MiB (2, 4 or 6 MiB of huge
+# touched: at 8 threads vanilla read 9.2-12.5 MiB (2, 4 or 6 MiB of huge
 # pages) over 30 runs, more than the bound's 2 MiB of slack, so two vanilla
 # series could fail the bound against each other. With it off they agree
 # within 0.2 MiB (docs/lab.md has both distributions).
