@@ -348,26 +348,26 @@ void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
   if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
       Loggable(ptr, node)) {
     LogBlock* log = LogsOf(cache)[node];
-    if (log != nullptr) {
-      if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
-        return HandOver(cache, node);
-      }
-      return;
+    if (PREDICT_FALSE(log == nullptr)) return LogIntoNewBlock(cache, ptr, cl);
+    if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
+      return HandOver(cache, node);
     }
+    return;
   }
-  return DeallocateSlower(cache, ptr, cl);
+  return PushOntoList(cache, ptr, cl);
 }
 
-void ThreadCacheNodes::DeallocateSlower(ThreadCache* cache, void* ptr,
-                                        uint32_t cl) {
+void ThreadCacheNodes::LogIntoNewBlock(ThreadCache* cache, void* ptr,
+                                       uint32_t cl) {
   const int node = ClassNode(cl);
-  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
-      Loggable(ptr, node)) {
-    LogBlock** log = &LogsOf(cache)[node];
-    if ((*log = NewBlock(node)) != nullptr) {
-      return DeallocateSlow(cache, ptr, cl);
-    }
-  }
+  LogBlock* log = NewBlock(node);
+  if (log == nullptr) return PushOntoList(cache, ptr, cl);
+  LogsOf(cache)[node] = log;
+  if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) HandOver(cache, node);
+}
+
+void ThreadCacheNodes::PushOntoList(ThreadCache* cache, void* ptr,
+                                    uint32_t cl) {
   ThreadCache::FreeList* list = &cache->node_lists_[cl];
   list->Push(ptr);
   cache->ListTooLong(list, cl);

@@ -146,9 +146,13 @@ class ThreadCacheNodes {
                            int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void Flush(ThreadCache* cache, int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void DrainIdleNodes(int self) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // DeallocateSlow but for a log with room: a new log, or the list path.
-  static void DeallocateSlower(ThreadCache* cache, void* ptr,
-                               uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // DeallocateSlow's other cases: a remote free whose log has no block yet
+  // (it falls back to the list when no block can be had), and an object
+  // that goes onto the thread's list as in vanilla's Deallocate.
+  static void LogIntoNewBlock(ThreadCache* cache, void* ptr,
+                              uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void PushOntoList(ThreadCache* cache, void* ptr,
+                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
   // A free of class 0, which no object has: with several nodes the page
   // map's class cache reads it for a pointer below 512 MiB that the
   // allocator never handed out (numa/node_heaps.cc). Reported as free()
