@@ -1,6 +1,7 @@
 // State that one CPU node's threads write on their slow paths (a node's
-// inbox of remote frees, its refill count, its event counters), a 4 KiB page
-// per node. Kept in one static array, every node's state lay on the page the
+// inbox of remote frees, its refill count, its event counters), whole 4 KiB
+// pages per node (one, or two for the inbox and its pool). Kept in one
+// static array, every node's state lay on the page the
 // main thread wrote first, so every other node's threads paid a remote miss
 // for each of those writes (docs/benchmarks.md, "Each node's own state on a
 // page of its own"). Each page here is first written by its node's own

@@ -54,25 +54,77 @@ LogBlock* NodeInbox::TakeAll() {
   return taken;
 }
 
-LogBlock* NodeInbox::TakeEmpty() {
-  LockPool();
-  LogBlock* block = pool_;
-  if (block != nullptr) {
-    pool_ = block->next;
-    pool_size_.fetch_sub(1, std::memory_order_relaxed);
+LogBlock* NodeInbox::TakeKept(int filler) {
+  Kept& kept = kept_[filler];
+  // Read without the lock first: a node that keeps nothing here is not
+  // worth writing the line for.
+  if (kept.used.load(std::memory_order_relaxed) == 0) return nullptr;
+  kept.lock.Lock();
+  LogBlock* block = nullptr;
+  const uint8_t used = kept.used.load(std::memory_order_relaxed);
+  if (used > 0) {
+    block = kept.blocks[used - 1];
+    kept.used.store(static_cast<uint8_t>(used - 1), std::memory_order_relaxed);
   }
-  UnlockPool();
+  kept.lock.Unlock();
+  return block;
+}
+
+LogBlock* NodeInbox::TakeEmpty(int filler, int nodes) {
+  LogBlock* block = TakeKept(filler);
+  if (block == nullptr && shared_blocks() > 0) {
+    shared_lock_.Lock();
+    block = shared_;
+    if (block != nullptr) {
+      shared_ = block->next;
+      shared_blocks_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    shared_lock_.Unlock();
+  }
+  for (int other = 0; block == nullptr && other < nodes; ++other) {
+    if (other != filler) block = TakeKept(other);
+  }
+  if (block == nullptr) return nullptr;
+  // Written by the taker, not by the owner that gave it back: the filler's
+  // cached copy of this line stays valid while the owner only reads it.
+  block->count = 0;
+  block->bytes = 0;
+  block->filled_by = static_cast<int16_t>(filler);
   return block;
 }
 
 void NodeInbox::GiveEmpty(LogBlock* block) {
-  block->count = 0;
-  block->bytes = 0;
-  LockPool();
-  block->next = pool_;
-  pool_ = block;
-  pool_size_.fetch_add(1, std::memory_order_relaxed);
-  UnlockPool();
+  // A block on its filler's node (made when this pool ran dry) logs other
+  // nodes' objects from now on: whoever takes it first.
+  const int filler = block->filled_by;
+  if (filler >= 0 && filler != block->placed_on) {
+    Kept& kept = kept_[filler];
+    kept.lock.Lock();
+    const uint8_t used = kept.used.load(std::memory_order_relaxed);
+    const bool room = used < kKeptPerFiller;
+    if (room) {
+      kept.blocks[used] = block;
+      kept.used.store(static_cast<uint8_t>(used + 1),
+                      std::memory_order_relaxed);
+    }
+    kept.lock.Unlock();
+    if (room) return;
+  }
+  shared_lock_.Lock();
+  block->next = shared_;
+  shared_ = block;
+  shared_blocks_.fetch_add(1, std::memory_order_relaxed);
+  shared_lock_.Unlock();
+}
+
+void NodeInbox::LockPool() {
+  shared_lock_.Lock();
+  for (Kept& kept : kept_) kept.lock.Lock();
+}
+
+void NodeInbox::UnlockPool() {
+  for (Kept& kept : kept_) kept.lock.Unlock();
+  shared_lock_.Unlock();
 }
 
 }  // namespace numa

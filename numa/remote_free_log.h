@@ -14,7 +14,10 @@
 // log of its objects takes one. A block lives on its owner's node (the owner
 // tops its pool up with blocks it first touched): the owner, which touches
 // much memory, reads blocks locally, and the freeing thread, which touches
-// little, keeps the few it fills in its cache.
+// little, keeps the few it fills in its cache. So the pool gives a node's
+// threads back the blocks they filled last, and the owner only reads a
+// block, never writes it: a line of it that the filling node still holds
+// stays valid in that node's cache.
 //
 // Inside the gperftools tree this file lives at src/numa/remote_free_log.h.
 #ifndef NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
@@ -48,10 +51,15 @@ inline constexpr uint64_t kLogMaxBytes = uint64_t{64} << 10;
 inline constexpr uint32_t kInboxMaxBlocks = 256;
 inline constexpr uint64_t kInboxMaxBytes = uint64_t{8} << 20;
 
+// A block's filled_by before any node filled it.
+inline constexpr int16_t kNoFiller = -1;
+
 struct LogBlock {
   LogBlock* next;
-  int32_t placed_on;  // the node whose thread first wrote it: its pool takes
+  int16_t placed_on;  // the node whose thread first wrote it: its pool takes
                       // it back, to log that node's objects
+  int16_t filled_by;  // the node whose threads filled it last (kNoFiller):
+                      // the pool keeps it for them
   uint32_t count;     // objects held
   uint64_t bytes;     // their bytes
   uint32_t offsets[kLogSlots];
@@ -121,8 +129,21 @@ class BlockStack {
 
 // One node's inbox of full blocks (objects it owns, freed on other nodes)
 // and its pool of empty blocks (blocks its threads fill).
+//
+// The pool keeps a drained block for the node that filled it. On three nodes
+// or more several nodes log one owner's objects; from one shared stack, a
+// node would mostly take blocks another node filled last, whose lines that
+// node's writes had taken out of its cache: every line a remote miss
+// (xmalloc-test on 4 nodes: 83% of the allocator's remote misses were its
+// log writes). Kept blocks sit in a line per filling node, with its own lock,
+// so that taking one touches that line alone, and the owner writes nothing
+// into a block it keeps.
 class alignas(64) NodeInbox {
  public:
+  // Blocks the pool keeps for each filling node (a line's worth); more go to
+  // the shared list.
+  static constexpr int kKeptPerFiller = 6;
+
   // Takes a full block unless the inbox is at kInboxMaxBlocks or
   // kInboxMaxBytes; false leaves the block with the caller.
   bool Offer(LogBlock* block);
@@ -134,28 +155,48 @@ class alignas(64) NodeInbox {
   // Bytes of objects in blocks offered and not yet taken.
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
-  // An empty block of the pool, or nullptr.
-  LogBlock* TakeEmpty();
-  // Back to the pool, emptied.
+  // An empty block (count and bytes zero, filled_by `filler`) for a log
+  // that node `filler`'s threads fill: the one that node gave back last,
+  // else one of the shared list (new blocks, and overflow), else one kept
+  // for another of nodes 0..nodes-1; nullptr if there is none.
+  LogBlock* TakeEmpty(int filler, int nodes);
+  // A drained block back to the pool, kept for block->filled_by (the shared
+  // list when that has no room, the block was never filled, or it lies on
+  // its filler's node). Writes into the block only when it goes to the
+  // shared list.
   void GiveEmpty(LogBlock* block);
-  // Blocks in the pool (a relaxed read).
-  uint32_t pool_size() const {
-    return pool_size_.load(std::memory_order_relaxed);
+  // Blocks in the shared list (a relaxed read): those ready for a node that
+  // has none kept.
+  uint32_t shared_blocks() const {
+    return shared_blocks_.load(std::memory_order_relaxed);
   }
 
-  // The pool's lock, held across fork() so that the child's pool is whole.
-  void LockPool() { pool_lock_.Lock(); }
-  void UnlockPool() { pool_lock_.Unlock(); }
+  // Every lock of the pool, held across fork() so that the child's pool is
+  // whole.
+  void LockPool();
+  void UnlockPool();
 
  private:
+  // The blocks kept for one filling node: pops one block at a time, so it
+  // takes a lock (a stack popped by several threads has the ABA case).
+  struct alignas(64) Kept {
+    LeafLock lock;
+    // Written under lock, as blocks[0..used-1]; read without it first.
+    std::atomic<uint8_t> used{0};
+    LogBlock* blocks[kKeptPerFiller] = {};
+  };
+  static_assert(sizeof(Kept) == 64, "a filling node's blocks fill a line");
+
+  // The block kept last for `filler`, or nullptr.
+  LogBlock* TakeKept(int filler);
+
   BlockStack full_;
   std::atomic<uint32_t> blocks_{0};
   std::atomic<uint64_t> bytes_{0};
-  // The pool pops one block at a time, so it takes a lock (a stack popped
-  // by several threads has the ABA case).
-  LeafLock pool_lock_;
-  LogBlock* pool_ = nullptr;  // guarded by pool_lock_
-  std::atomic<uint32_t> pool_size_{0};
+  alignas(64) LeafLock shared_lock_;
+  LogBlock* shared_ = nullptr;  // guarded by shared_lock_, through next
+  std::atomic<uint32_t> shared_blocks_{0};
+  Kept kept_[kMaxCpuNodes];
 };
 
 // CPU node `node`'s inbox (node < kMaxCpuNodes).

@@ -18,6 +18,7 @@ std::unique_ptr<LogBlock> FullBlock(uint64_t bytes) {
   auto block = std::make_unique<LogBlock>();
   block->next = nullptr;
   block->placed_on = 1;
+  block->filled_by = kNoFiller;
   block->count = 0;
   block->bytes = 0;
   static char object;
@@ -137,18 +138,135 @@ TEST(RemoteFreeLog, AnInboxRefusesPastItsByteCap) {
   EXPECT_TRUE(inbox.Offer(huge.get()));
 }
 
+constexpr int kNodes = 8;
+
+// A drained block last filled by `filler`'s threads, lying on node 0.
+std::unique_ptr<LogBlock> FilledBy(int16_t filler) {
+  auto block = FullBlock(64);
+  block->placed_on = 0;
+  block->filled_by = filler;
+  return block;
+}
+
 TEST(RemoteFreeLog, ThePoolHandsBackEmptiedBlocks) {
   NodeInbox inbox;
-  EXPECT_EQ(inbox.TakeEmpty(), nullptr);
-  auto a = FullBlock(64), b = FullBlock(64);
+  EXPECT_EQ(inbox.TakeEmpty(2, kNodes), nullptr);
+  auto a = FilledBy(kNoFiller), b = FilledBy(kNoFiller);
   inbox.GiveEmpty(a.get());
   inbox.GiveEmpty(b.get());
-  LogBlock* first = inbox.TakeEmpty();
+  EXPECT_EQ(inbox.shared_blocks(), 2u);
+  LogBlock* first = inbox.TakeEmpty(2, kNodes);
   EXPECT_EQ(first, b.get());
-  EXPECT_EQ(first->count, 0u);
+  EXPECT_EQ(first->count, 0u) << "emptied by the taker";
   EXPECT_EQ(first->bytes, 0u);
-  EXPECT_EQ(inbox.TakeEmpty(), a.get());
-  EXPECT_EQ(inbox.TakeEmpty(), nullptr);
+  EXPECT_EQ(first->filled_by, 2) << "the taker's node fills it now";
+  EXPECT_EQ(inbox.TakeEmpty(3, kNodes), a.get());
+  EXPECT_EQ(inbox.TakeEmpty(2, kNodes), nullptr);
+  EXPECT_EQ(inbox.shared_blocks(), 0u);
+}
+
+// A node gets back the block it filled last, whose lines its cache may still
+// hold, before the shared list and before blocks other nodes filled; and
+// the owner writes nothing into a block it keeps for a node.
+TEST(RemoteFreeLog, ThePoolKeepsABlockForTheNodeThatFilledIt) {
+  NodeInbox inbox;
+  auto fresh = FilledBy(kNoFiller), by1 = FilledBy(1), by3 = FilledBy(3);
+  inbox.GiveEmpty(fresh.get());
+  by1->next = by3->next = nullptr;
+  inbox.GiveEmpty(by1.get());
+  inbox.GiveEmpty(by3.get());
+  EXPECT_EQ(inbox.shared_blocks(), 1u) << "kept blocks are not shared";
+  EXPECT_EQ(by1->count, kLogSlots) << "a kept block is not written";
+  EXPECT_EQ(by1->next, nullptr);
+  EXPECT_EQ(inbox.TakeEmpty(3, kNodes), by3.get());
+  EXPECT_EQ(inbox.TakeEmpty(1, kNodes), by1.get());
+  EXPECT_EQ(inbox.TakeEmpty(1, kNodes), fresh.get()) << "then the shared list";
+  EXPECT_EQ(inbox.TakeEmpty(1, kNodes), nullptr);
+}
+
+TEST(RemoteFreeLog, ANodeTakesAnotherNodesBlockOnlyWhenNothingElseIsLeft) {
+  NodeInbox inbox;
+  auto by1 = FilledBy(1), fresh = FilledBy(kNoFiller);
+  inbox.GiveEmpty(by1.get());
+  inbox.GiveEmpty(fresh.get());
+  EXPECT_EQ(inbox.TakeEmpty(2, kNodes), fresh.get());
+  EXPECT_EQ(inbox.TakeEmpty(2, 1), nullptr)
+      << "node 1 is not among the nodes asked for";
+  EXPECT_EQ(inbox.TakeEmpty(2, kNodes), by1.get()) << "rather than a new one";
+  EXPECT_EQ(by1->filled_by, 2);
+}
+
+TEST(RemoteFreeLog, ANodesBlocksPastItsLineGoToTheSharedList) {
+  NodeInbox inbox;
+  std::vector<std::unique_ptr<LogBlock>> blocks;
+  for (int i = 0; i < NodeInbox::kKeptPerFiller + 2; ++i) {
+    blocks.push_back(FilledBy(5));
+    inbox.GiveEmpty(blocks.back().get());
+  }
+  EXPECT_EQ(inbox.shared_blocks(), 2u);
+  // Another node takes the two that did not fit (the shared list) first.
+  EXPECT_EQ(inbox.TakeEmpty(7, kNodes),
+            blocks[NodeInbox::kKeptPerFiller + 1].get());
+  EXPECT_EQ(inbox.TakeEmpty(7, kNodes),
+            blocks[NodeInbox::kKeptPerFiller].get());
+  for (int i = NodeInbox::kKeptPerFiller; i-- > 0;) {
+    EXPECT_EQ(inbox.TakeEmpty(5, kNodes), blocks[i].get()) << "newest first";
+  }
+  EXPECT_EQ(inbox.TakeEmpty(5, kNodes), nullptr);
+}
+
+// A block made on its filler's node, when the owner's pool ran dry, goes
+// back to that node's pool, where it logs other nodes' objects: it is
+// shared, not kept for the node it lies on.
+TEST(RemoteFreeLog, ABlockOnItsFillersNodeIsShared) {
+  NodeInbox inbox;
+  auto made = FilledBy(4);
+  made->placed_on = 4;
+  inbox.GiveEmpty(made.get());
+  EXPECT_EQ(inbox.shared_blocks(), 1u);
+  EXPECT_EQ(inbox.TakeEmpty(2, 1), made.get());
+}
+
+// Fillers take and give back blocks while another thread gives back more:
+// no block is ever held twice, and every block ends in the pool.
+TEST(RemoteFreeLog, ConcurrentTakersNeverShareABlock) {
+  constexpr int kFillers = 4, kRounds = 20000, kBlocks = 16;
+  NodeInbox inbox;
+  std::vector<std::unique_ptr<LogBlock>> blocks;
+  std::vector<std::atomic<int>> holders(kBlocks);
+  for (int i = 0; i < kBlocks; ++i) {
+    blocks.push_back(
+        FilledBy(i % (kFillers + 1) == kFillers ? kNoFiller : i % kFillers));
+    inbox.GiveEmpty(blocks.back().get());
+  }
+  auto index = [&](LogBlock* b) {
+    for (int i = 0; i < kBlocks; ++i) {
+      if (blocks[i].get() == b) return i;
+    }
+    return -1;
+  };
+  std::atomic<int> shared_use{0};
+  std::vector<std::thread> fillers;
+  for (int f = 0; f < kFillers; ++f) {
+    fillers.emplace_back([&, f] {
+      for (int r = 0; r < kRounds; ++r) {
+        LogBlock* b = inbox.TakeEmpty(f, kFillers);
+        if (b == nullptr) continue;
+        const int i = index(b);
+        ASSERT_GE(i, 0);
+        if (holders[i].fetch_add(1) != 0) shared_use.fetch_add(1);
+        holders[i].fetch_sub(1);
+        inbox.GiveEmpty(b);
+      }
+    });
+  }
+  for (auto& t : fillers) t.join();
+  EXPECT_EQ(shared_use.load(), 0);
+  int back = 0;
+  for (int f = 0; f < kFillers; ++f) {
+    while (inbox.TakeEmpty(f, kFillers) != nullptr) ++back;
+  }
+  EXPECT_EQ(back, kBlocks);
 }
 
 // Four threads offer while one takes: every block accepted comes out of the
