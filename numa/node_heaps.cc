@@ -15,6 +15,7 @@
 #include "internal_logging.h"
 #include "numa/balancing.h"
 #include "numa/node_chores.h"
+#include "numa/node_pages.h"
 #include "numa/numa.h"
 #include "numa/placement.h"
 #include "numa/reuse_witness.h"
@@ -49,8 +50,23 @@ void* NodeHeapStorage(size_t bytes) {
 // Where node heaps 1.. come from (SetStorageForTest).
 void* (*g_storage)(size_t) = NodeHeapStorage;
 
-// Each CPU node's spans (NewSpanStorage), set up at first use.
-SizedMetadataAllocator g_span_stores[kMaxCpuNodes];
+// Each CPU node's spans (NewSpanStorage): a store on a page of the node's
+// own (numa/node_pages.h), set up by the node's first span, so first written
+// by a thread of the node (its first refill grows its heap). In one static
+// array the stores (48 bytes each) shared lines, on a page the main thread
+// wrote: every other node's NewSpan and DeleteSpan missed remotely there.
+NodePages<SizedMetadataAllocator> g_span_stores;
+
+// Node `node`'s store. Spans are made and freed under the page heap lock,
+// so the first call places them all.
+SizedMetadataAllocator& SpanStore(int node) {
+  static bool placed = false;
+  if (!placed) {
+    g_span_stores.Place();
+    placed = true;
+  }
+  return g_span_stores[node];
+}
 
 // Set while the calling thread fills another node's list on purpose
 // (SetBorrowing), so NewForList does not take it for a thread that moved.
@@ -679,7 +695,7 @@ PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
 void* NodeHeaps::NewSpanStorage(PageID start) {
   const int node = SpanStoreOf(start);
   if (node < 0) return Static::span_allocator()->New();
-  SizedMetadataAllocator& store = g_span_stores[node];
+  SizedMetadataAllocator& store = SpanStore(node);
   if (!store.ready()) store.Init(sizeof(Span), alignof(Span));
   return store.New();
 }
@@ -695,13 +711,18 @@ void NodeHeaps::DeleteSpanStorage(Span* span) {
 #ifndef NDEBUG
   memset(static_cast<void*>(span), 0xAA, sizeof(*span));  // as upstream's
 #endif
-  g_span_stores[node].Delete(span);
+  SpanStore(node).Delete(span);
 }
 
 int NodeHeaps::NodeSpansInUse() {
   int n = 0;
-  for (const SizedMetadataAllocator& store : g_span_stores) n += store.inuse();
+  g_span_stores.ForEach(
+      [&n](const SizedMetadataAllocator& store) { n += store.inuse(); });
   return n;
+}
+
+const void* NodeHeaps::SpanStoreOfNode(int node) {
+  return &g_span_stores[node];  // placed once the layer made a span
 }
 
 void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {

@@ -149,6 +149,8 @@ class NodeHeaps {
   // Spans in use from the nodes' storage (upstream's allocator counts the
   // rest).
   static int NodeSpansInUse() ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Where CPU node `node`'s span store lies (tests look at its page).
+  static const void* SpanStoreOfNode(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // Where node heaps 1.. get their memory: MetaDataAlloc, unless a test
   // installed a stand-in (nullptr: MetaDataAlloc again) to see what happens

@@ -11,6 +11,7 @@
 #include "numa/introspection.h"
 #include "numa/node_chores.h"
 #include "numa/node_heaps.h"
+#include "numa/node_pages.h"
 #include "numa/numa.h"
 #include "numa/region.h"
 #include "numa/remote_free_log.h"
@@ -43,17 +44,29 @@ static_assert(kPageMapCachePeriod ==
 // is reused by its node's threads only: the pages of a node's lists are
 // first written by a thread of that node (a storage's first page, which
 // holds node 0's lists, also carries the free-list link, written by every
-// thread that frees or takes it).
-SizedMetadataAllocator g_storage[kMaxCpuNodes];
+// thread that frees or takes it). Each allocator lies on a page of its
+// node's own (numa/node_pages.h), set up by the node's first cache.
+NodePages<SizedMetadataAllocator> g_storage;
 
 int NodesWithLists() { return NodeClasses() ? NodesWithCentralLists() : 1; }
-
-bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 
 // Remote frees are logged (TCMALLOC_NUMA_REMOTE_FREE=owner, node classes).
 bool g_logs = false;
 // Where a cache's logs start in its node-list storage (LogsOf).
 size_t g_logs_offset = 0;
+
+// Node `node`'s storage of node lists and logs. Caches are made and freed
+// under the page heap lock.
+SizedMetadataAllocator& NodeListStorage(int node) {
+  SizedMetadataAllocator& storage = g_storage[node];
+  if (!storage.ready()) {
+    storage.Init(g_logs_offset + NodesWithLists() * sizeof(LogBlock*));
+  }
+  return storage;
+}
+
+bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
+
 // [freeing node][owner node]; untouched but for the pairs that free.
 SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
 
@@ -198,11 +211,7 @@ void ThreadCacheNodes::InitModule() {
     PlaceRefillCountsOnNodePages();
     PlaceCountersOnNodePages();
     PlaceChoresOnNodePages();
-  }
-  if (NodeClasses()) {
-    for (SizedMetadataAllocator& storage : g_storage) {
-      storage.Init(NodesWithLists() * (kNodeListsBytes + sizeof(LogBlock*)));
-    }
+    g_storage.Place();
   }
 }
 
@@ -246,7 +255,7 @@ void ThreadCacheNodes::Init(ThreadCache* cache) {
   // array is, and a reused one but for the lists its last cache used, which
   // that cache cleared (Release). Clearing it here would make every node's
   // page resident.
-  void* storage = g_storage[cache->node_].New();
+  void* storage = NodeListStorage(cache->node_).New();
   cache->node_lists_ = static_cast<ThreadCache::FreeList*>(storage);
   SetUpNode(cache, cache->node_);
   cache->alloc_lists_ = &cache->node_lists_[NodeClass(cache->node_, 0)];
@@ -269,7 +278,7 @@ void ThreadCacheNodes::Release(ThreadCache* cache) {
 
 void ThreadCacheNodes::Free(ThreadCache* cache) {
   if (cache->node_lists_ != cache->list_) {
-    g_storage[cache->node_].Delete(cache->node_lists_);
+    NodeListStorage(cache->node_).Delete(cache->node_lists_);
   }
 }
 

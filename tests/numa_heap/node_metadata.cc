@@ -60,10 +60,12 @@ std::vector<NamedPage> OwnStatePages(int node) {
   const auto page = [](const void* p) {
     return reinterpret_cast<uintptr_t>(p) & ~(kOsPage - 1);
   };
-  return {{"inbox", page(&tcmalloc::numa::InboxOf(node))},
-          {"refills", page(tcmalloc::numa::RefillCountOf(node))},
-          {"counters", page(tcmalloc::numa::CountersOf(node))},
-          {"asks", page(tcmalloc::numa::ChoresOf(node))}};
+  return {
+      {"inbox", page(&tcmalloc::numa::InboxOf(node))},
+      {"refills", page(tcmalloc::numa::RefillCountOf(node))},
+      {"counters", page(tcmalloc::numa::CountersOf(node))},
+      {"asks", page(tcmalloc::numa::ChoresOf(node))},
+      {"span store", page(tcmalloc::numa::NodeHeaps::SpanStoreOfNode(node))}};
 }
 
 std::vector<NamedPage> PageHeapPages(int node) {

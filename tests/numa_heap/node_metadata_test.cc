@@ -123,9 +123,9 @@ TEST(NodeMetadata, ANodesListsAndCacheEntriesAreFirstWrittenByItsOwnThread) {
         << " pages of node 1's cache entries were written before its first "
            "thread ran";
   }
-  // A node's own state (inbox, refill count, counters, growth asks) on pages
-  // of its own, first written by its thread; with one node, lines of one
-  // static page.
+  // A node's own state (inbox, refill count, counters, growth asks, span
+  // store) on pages of its own, first written by its thread; with one node,
+  // lines of one static page.
   const std::set<uintptr_t> own_shared = Intersection(own0.own, own1.own);
   if (NumaOffControl()) {
     EXPECT_FALSE(own_shared.empty());
