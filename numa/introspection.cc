@@ -194,6 +194,16 @@ void DumpBalancing(TCMalloc_Printer* out) {
   }
 }
 
+// Whether the allocator's own metadata is kept where it was first written.
+void DumpMetadataPlacement(TCMalloc_Printer* out) {
+  if (!MetadataStaysPut()) return;
+  out->printf(
+      "NUMA metadata: kept off the kernel's balancing where first written; "
+      "%llu mappings bound, %llu refused\n",
+      static_cast<unsigned long long>(MetadataBinds()),
+      static_cast<unsigned long long>(MetadataBindFailures()));
+}
+
 }  // namespace
 
 void SetPlacedMemoryReader(const PlacedMemoryReader* reader) {
@@ -287,6 +297,14 @@ bool GetNumaProperty(const char* name, size_t* value) {
   }
   if (strcmp(key, "mbind_failures") == 0) {
     *value = MbindFailures();
+    return true;
+  }
+  if (strcmp(key, "metadata_binds") == 0) {
+    *value = MetadataBinds();
+    return true;
+  }
+  if (strcmp(key, "metadata_bind_failures") == 0) {
+    *value = MetadataBindFailures();
     return true;
   }
   // list_nodes: the name before CPU nodes had one; kept for old scripts.
@@ -401,6 +419,7 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       CountOf(Counter::kReleasedForReuse));
   DumpRefusals(out);
   DumpBalancing(out);
+  DumpMetadataPlacement(out);
   out->printf(
       "NUMA small objects: %d CPU nodes; remote frees %s; migration %s; "
       "%llu remote-free objects, %llu thread migrations, %llu objects "

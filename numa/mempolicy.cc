@@ -133,6 +133,14 @@ Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps) {
       usable, -1};
 }
 
+Binding DecideMetadataBinding(TaskPolicy task, uint64_t usable) {
+  if (task.mode == MPOL_BIND) return Binding{true, MPOL_BIND, task.nodes, -1};
+  if (task.mode != MPOL_DEFAULT && task.mode != MPOL_LOCAL) {
+    return Binding{false, MPOL_DEFAULT, 0, -1};
+  }
+  return Binding{true, MPOL_BIND, usable, -1};
+}
+
 bool ProbeWeightedInterleave(int* err) {
   const long r = RawSyscall(SYS_mbind, 0, 0, kMpolWeightedInterleave, 0, 0, 0);
   if (r != 0 && err != nullptr) *err = static_cast<int>(-r);

@@ -113,6 +113,18 @@ Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
 //    MPOL_INTERLEAVE.
 Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps);
 
+// The binding of a fresh mapping of the allocator's own metadata (its
+// SparseAlloc memory: log blocks, node pages, central lists, the class
+// cache, page map leaves), placed by its first writer and meant to stay
+// there: MPOL_BIND over `usable` (the kernel nodes the heaps may use, a
+// membind set already applied), which allocates on the faulting CPU's node
+// first as the default policy does, and which the kernel's NUMA balancing
+// leaves alone (its scanner skips a range whose policy lacks
+// MPOL_F_NUMA_BALANCING). Under a task policy other than default, local
+// or bind (interleave, preferred: the layer runs under them only with
+// TCMALLOC_NUMA=1) the metadata follows the task policy: no binding.
+Binding DecideMetadataBinding(TaskPolicy task, uint64_t usable);
+
 // True if the kernel knows MPOL_WEIGHTED_INTERLEAVE: a zero-length mbind,
 // which checks the mode and changes nothing. If not, *err (if given) holds
 // the errno: EINVAL (a kernel before 6.9), or a refusal of mbind itself.

@@ -20,6 +20,7 @@
 #include "numa/placement.h"
 #include "numa/region.h"
 #include "numa/reuse_witness.h"
+#include "numa/sparse_memory.h"
 #include "numa/syscall.h"
 #include "numa/topology.h"
 
@@ -51,7 +52,13 @@ struct State {
   uint64_t unbound_proxies;
   Refusals refused;
   bool witness;  // ReuseByWitness
+  // kernel.numa_balancing moves pages (read at Init, for real topologies).
+  bool kernel_balances;
   Cooperation balancing;
+  // The allocator's metadata mappings are bound where they are first written
+  // (MetadataStaysPut), and those binds.
+  bool metadata_stays_put;
+  BindCounters metadata_counters;
   // MemsSource, CpusSource ("" for none). Plain arrays, not Lines: State
   // must need no constructor.
   char mems_source[256];
@@ -81,6 +88,7 @@ struct CounterRow {
 NodePages<CounterRow> g_counters;
 
 void Reset() {
+  SetSparseMappingHook(nullptr);
   memset(&g_state, 0, sizeof(g_state));
   g_counters.Clear();
   g_state.policy = BindPolicy::kLocal;
@@ -255,16 +263,13 @@ KernelCaps LoadCaps() {
 // Whether the heaps look for pages the kernel's NUMA balancing moved: only
 // where it can move ours (nodes left to first touch; bound memory stays on
 // its node) and move_pages can see where they went.
-void DecideCooperation(const KernelView& view, Balancing knob) {
+void DecideCooperation(Balancing knob) {
   State& s = g_state;
   s.balancing = Cooperation::kNone;
-  if (!s.active || s.fake || s.policy != BindPolicy::kLocal ||
+  if (!s.kernel_balances || s.policy != BindPolicy::kLocal ||
       s.first_touch_nodes == 0) {
     return;
   }
-  Line path;
-  path.Add(view.proc_root).Add(kKernelBalancingPath);
-  if (!path.ok() || !KernelBalancesPages(path.c_str())) return;
   if (knob == Balancing::kIgnore) {
     s.balancing = Cooperation::kIgnored;
   } else if (s.refused.move_pages != 0) {
@@ -272,6 +277,31 @@ void DecideCooperation(const KernelView& view, Balancing knob) {
   } else {
     s.balancing = Cooperation::kCooperating;
   }
+}
+
+// A fresh metadata mapping (numa/sparse_memory.h) bound as
+// DecideMetadataBinding says: still placed by its first writer, and no
+// longer moved by the kernel's NUMA balancing.
+void KeepMetadataInPlace(void* start, size_t len) {
+  const Binding b = DecideMetadataBinding(g_state.task, g_state.topo.usable);
+  KernelCaps caps = {};  // no home node
+  ApplyBinding(start, len, b, &caps, &g_state.metadata_counters);
+}
+
+// Whether the metadata's first-touch placement is kept from the kernel's NUMA
+// balancing. The heaps' objects are the program's data, which balancing may
+// move toward the node that uses them (CooperatesWithBalancing); the
+// allocator's metadata (log blocks, inboxes, central lists, the class cache)
+// is placed where its node's threads use it, and balancing moved it toward
+// the other nodes that also touch it: xmalloc-test's owners read their log
+// blocks remotely once the kernel had moved them to the releasers' node.
+// Not under TCMALLOC_NUMA_BALANCING=ignore, nor where mbind is refused.
+void DecideMetadataPlacement(Balancing knob) {
+  State& s = g_state;
+  s.metadata_stays_put = s.kernel_balances && s.refused.mbind == 0 &&
+                         knob != Balancing::kIgnore &&
+                         DecideMetadataBinding(s.task, s.topo.usable).apply;
+  if (s.metadata_stays_put) SetSparseMappingHook(&KeepMetadataInPlace);
 }
 
 // Init's body: reads topology under `root`.
@@ -369,7 +399,13 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
     s.witness = true;
     SetPagesPerFault(view.from_kernel ? ReadPagesPerFault() : 1);
   }
-  DecideCooperation(view, config.balancing);
+  if (s.active) {
+    Line path;
+    path.Add(view.proc_root).Add(kKernelBalancingPath);
+    s.kernel_balances = path.ok() && KernelBalancesPages(path.c_str());
+  }
+  DecideCooperation(config.balancing);
+  DecideMetadataPlacement(config.balancing);
 }
 
 }  // namespace
@@ -501,6 +537,13 @@ Refusals RefusedCalls() {
 bool ReuseByWitness() { return g_state.witness; }
 
 Cooperation BalancingCooperation() { return g_state.balancing; }
+bool MetadataStaysPut() { return g_state.metadata_stays_put; }
+uint64_t MetadataBinds() {
+  return LoadCounter(&g_state.metadata_counters.calls);
+}
+uint64_t MetadataBindFailures() {
+  return LoadCounter(&g_state.metadata_counters.failures);
+}
 bool CooperatesWithBalancing() {
   return g_state.balancing == Cooperation::kCooperating;
 }

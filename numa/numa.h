@@ -135,6 +135,14 @@ enum class Cooperation : uint8_t {
 NUMA_TCMALLOC_HIDDEN Cooperation BalancingCooperation();
 // BalancingCooperation() == kCooperating, for hot paths.
 NUMA_TCMALLOC_HIDDEN bool CooperatesWithBalancing();
+// True when the allocator's metadata mappings (numa/sparse_memory.h) are
+// bound as they are made (DecideMetadataBinding, numa/mempolicy.h), so that
+// the kernel's NUMA balancing leaves them where their first writer put them:
+// the kernel moves pages, mbind is allowed, and TCMALLOC_NUMA_BALANCING is
+// not `ignore`. Those binds, and the ones the kernel refused.
+NUMA_TCMALLOC_HIDDEN bool MetadataStaysPut();
+NUMA_TCMALLOC_HIDDEN uint64_t MetadataBinds();
+NUMA_TCMALLOC_HIDDEN uint64_t MetadataBindFailures();
 
 // The files Init read the cpuset's memory nodes and CPUs from, or null
 // (memory nodes from get_mempolicy; CPUs: no cgroup file left a CPU of the

@@ -24,6 +24,8 @@ LeafLock g_lock;
 char* g_next;
 size_t g_left;
 
+void (*g_mapping_hook)(void* start, size_t len);  // guarded by g_lock
+
 // The rest of SparseAlloc, under the lock.
 void* Carve(size_t len) {
   if (len > g_left) {
@@ -33,6 +35,9 @@ void* Carve(size_t len) {
                    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p < 0 && p > -4096) return nullptr;
     RawSyscall(SYS_madvise, p, static_cast<long>(map_len), MADV_NOHUGEPAGE);
+    if (g_mapping_hook != nullptr) {
+      g_mapping_hook(reinterpret_cast<void*>(p), map_len);
+    }
     // What was left of the previous step stays unused, and untouched.
     g_next = reinterpret_cast<char*>(p);
     g_left = map_len;
@@ -44,6 +49,12 @@ void* Carve(size_t len) {
 }
 
 }  // namespace
+
+void SetSparseMappingHook(void (*hook)(void* start, size_t len)) {
+  g_lock.Lock();
+  g_mapping_hook = hook;
+  g_lock.Unlock();
+}
 
 void LockSparseMemory() { g_lock.Lock(); }
 void UnlockSparseMemory() { g_lock.Unlock(); }

@@ -33,6 +33,13 @@ namespace numa {
 // still usable, only denser in RAM). Thread-safe.
 void* SparseAlloc(size_t bytes);
 
+// Called on each fresh mapping before any of it is written, under
+// SparseAlloc's lock (raw syscalls only, no allocation). Init sets it where
+// the kernel's NUMA balancing would otherwise move the metadata this memory
+// holds away from its first writer's node (numa.cc); nullptr, the default,
+// does nothing.
+void SetSparseMappingHook(void (*hook)(void* start, size_t len));
+
 // The leaf lock SparseAlloc takes, held across fork() (innermost of the
 // fork handlers' locks) so that the child's carving state is whole.
 void LockSparseMemory();

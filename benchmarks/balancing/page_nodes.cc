@@ -64,7 +64,83 @@ int NodeOfPfn(const std::vector<ZoneSpan>& spans, uint64_t pfn) {
   return -1;
 }
 
+// The pagemap entry of virtual page `page` (fd: /proc/self/pagemap).
+uint64_t PagemapEntry(int fd, uint64_t page) {
+  uint64_t entry = 0;
+  if (pread(fd, &entry, sizeof(entry), page * sizeof(entry)) != sizeof(entry)) {
+    Die("cannot read /proc/self/pagemap");
+  }
+  return entry;
+}
+
+// [begin, end) of each mapping whose VmFlags say "nh".
+std::vector<std::pair<uint64_t, uint64_t>> NoHugePageRanges() {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::ifstream smaps("/proc/self/smaps");
+  uint64_t begin = 0, end = 0;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long long b, e;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &b, &e) == 2) {
+      begin = b;
+      end = e;
+    } else if (line.rfind("VmFlags:", 0) == 0 &&
+               (line + " ").find(" nh ") != std::string::npos) {
+      ranges.push_back({begin, end});
+    }
+  }
+  return ranges;
+}
+
 }  // namespace
+
+NoHugePageMappings CountNoHugePageMappings() {
+  const auto ranges = NoHugePageRanges();
+  NoHugePageMappings count;
+  count.mappings = ranges.size();
+  std::ifstream maps("/proc/self/numa_maps");
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long long start;
+    char policy[64];
+    if (std::sscanf(line.c_str(), "%llx %63s", &start, policy) != 2) continue;
+    for (const auto& [b, e] : ranges) {
+      if (start == b && std::string(policy) != "default") ++count.with_policy;
+    }
+  }
+  return count;
+}
+
+PageNodes NoHugePageNodes() {
+  // The mappings first, then their pages: reading pagemap maps nothing.
+  const auto ranges = NoHugePageRanges();
+  const std::vector<ZoneSpan> spans = ReadZoneSpans();
+  const int fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) Die("cannot open /proc/self/pagemap");
+  PageNodes nodes;
+  for (const auto& [b, e] : ranges) {
+    for (uint64_t page = b / kPageSize; page < e / kPageSize; ++page) {
+      const uint64_t entry = PagemapEntry(fd, page);
+      if ((entry & kPresent) == 0) continue;
+      const uint64_t pfn = entry & kPfnMask;
+      if (pfn == 0) Die("/proc/self/pagemap hides frame numbers (run as root)");
+      nodes.push_back({page, NodeOfPfn(spans, pfn)});
+    }
+  }
+  close(fd);
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+Moves CountMoves(const PageNodes& before, const PageNodes& after) {
+  Moves m;
+  auto a = after.begin();
+  for (const auto& [page, node] : before) {
+    while (a != after.end() && a->first < page) ++a;
+    if (a == after.end() || a->first != page) continue;
+    ++m.pages;
+    if (a->second != node) ++m.moved;
+  }
+  return m;
+}
 
 PageCount CountPagesOnNode(const std::vector<char*>& blocks, size_t size,
                            int node) {
@@ -83,11 +159,7 @@ PageCount CountPagesOnNode(const std::vector<char*>& blocks, size_t size,
   if (fd < 0) Die("cannot open /proc/self/pagemap");
   PageCount count;
   for (uint64_t page : pages) {
-    uint64_t entry = 0;
-    if (pread(fd, &entry, sizeof(entry), page * sizeof(entry)) !=
-        sizeof(entry)) {
-      Die("cannot read /proc/self/pagemap");
-    }
+    const uint64_t entry = PagemapEntry(fd, page);
     ++count.pages;
     if ((entry & kPresent) == 0) {
       ++count.absent;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace balancing {
@@ -24,6 +25,30 @@ struct PageCount {
 // Exits with a message if pagemap or zoneinfo cannot be read.
 PageCount CountPagesOnNode(const std::vector<char*>& blocks, size_t size,
                            int node);
+
+// The node of each present page of the process's mappings without huge pages
+// (VmFlags "nh" in /proc/self/smaps), by page number: numa-tcmalloc's sparse
+// metadata (its log blocks, central lists, class cache, node pages), which
+// nothing else in this program maps so. Read from pagemap, as above.
+using PageNodes = std::vector<std::pair<uint64_t, int>>;  // sorted by page
+PageNodes NoHugePageNodes();
+
+// Those mappings, and how many of them have a memory policy of their own
+// (/proc/self/numa_maps: anything but "default"), which keeps the kernel's
+// balancing from moving their pages.
+struct NoHugePageMappings {
+  uint64_t mappings = 0;
+  uint64_t with_policy = 0;
+};
+NoHugePageMappings CountNoHugePageMappings();
+
+// Of the pages present in both snapshots, how many lie on another node in
+// `after` than in `before`.
+struct Moves {
+  uint64_t pages = 0;
+  uint64_t moved = 0;
+};
+Moves CountMoves(const PageNodes& before, const PageNodes& after);
 
 }  // namespace balancing
 

@@ -242,6 +242,10 @@ void ProducerConsumer(const Topology& topology, const Options& options) {
     while (char* m = ring.Pop()) std::free(m);
   };
   for (const char* name : {"start", "steady"}) {
+    // Where the allocator's metadata lay when the phase began, to count what
+    // the kernel moved of it while both threads used it (numa-tcmalloc binds
+    // it so that balancing leaves it where its first writer put it).
+    const PageNodes metadata_before = NoHugePageNodes();
     Phase phase("prodcons", name, home);
     stop = false;
     producer.Start(produce);
@@ -252,6 +256,15 @@ void ProducerConsumer(const Topology& topology, const Options& options) {
     producer.Wait();
     consumer.Wait();
     phase.End();
+    const Moves metadata = CountMoves(metadata_before, NoHugePageNodes());
+    const NoHugePageMappings mappings = CountNoHugePageMappings();
+    std::printf(
+        "metadata prodcons %s pages=%llu moved=%llu mappings=%llu "
+        "with_policy=%llu\n",
+        name, static_cast<unsigned long long>(metadata.pages),
+        static_cast<unsigned long long>(metadata.moved),
+        static_cast<unsigned long long>(mappings.mappings),
+        static_cast<unsigned long long>(mappings.with_policy));
     // What home's next allocations get, once the ring is empty again.
     consumer.Run(drain);
     std::vector<char*> fresh;

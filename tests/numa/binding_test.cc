@@ -338,6 +338,30 @@ TEST(DecidePlacedBinding, NamedStrictInterleavedOverTheUsableNodes) {
   EXPECT_EQ(weighted.nodes, usable);
 }
 
+// The allocator's metadata keeps the task's membind set and otherwise the
+// usable nodes, under MPOL_BIND (balancing's scanner skips it, and the
+// faulting CPU's node comes first, as with the default policy); an explicit
+// placement the layer overrides for its heaps is left to the metadata.
+TEST(DecideMetadataBinding, BindsToTheUsableNodesOrTheMembindSet) {
+  const uint64_t usable = 0b1111;
+  for (int mode : {MPOL_DEFAULT, MPOL_LOCAL}) {
+    const Binding b = DecideMetadataBinding(TaskPolicy{mode, 0}, usable);
+    EXPECT_TRUE(b.apply) << mode;
+    EXPECT_EQ(b.mode, MPOL_BIND) << mode;
+    EXPECT_EQ(b.nodes, usable) << mode;
+    EXPECT_EQ(b.home_node, -1) << mode;
+  }
+  const Binding membind =
+      DecideMetadataBinding(TaskPolicy{MPOL_BIND, 0b0101}, usable);
+  EXPECT_TRUE(membind.apply);
+  EXPECT_EQ(membind.mode, MPOL_BIND);
+  EXPECT_EQ(membind.nodes, 0b0101u) << "never outside a membind set";
+  for (int mode : {MPOL_INTERLEAVE, MPOL_PREFERRED}) {
+    EXPECT_FALSE(DecideMetadataBinding(TaskPolicy{mode, 0b0011}, usable).apply)
+        << mode;
+  }
+}
+
 // Linux 6.9 and later know MPOL_WEIGHTED_INTERLEAVE; 6.1 does not.
 TEST(ProbeWeightedInterleave, PresentFrom69) {
   int major = 0, minor = 0;

@@ -3,12 +3,14 @@
 // ours (kernel.numa_balancing bit 0, nodes left to first touch) and
 // move_pages can see where they went, unless TCMALLOC_NUMA_BALANCING=ignore.
 #include <errno.h>
+#include <linux/mempolicy.h>
 
 #include <string>
 
 #include "gtest/gtest.h"
 #include "numa/numa.h"
 #include "numa/numa_testing.h"
+#include "numa/sparse_memory.h"
 #include "tests/numa/fake_sysfs.h"
 #include "tests/numa/stderr_capture.h"
 
@@ -109,6 +111,55 @@ TEST_F(CooperationTest, FakeTopologyNeverCooperates) {
   const Machine m("fake", "1");
   InitWithKernelForTest(m.Kernel(), FakeGetenv);
   EXPECT_EQ(BalancingCooperation(), Cooperation::kNone);
+}
+
+// The allocator's metadata mappings are bound as they are made, so that the
+// kernel's balancing leaves them where their first writer put them: only
+// where the kernel moves pages, mbind is allowed and the knob is not
+// `ignore`, whatever the heaps' own policy.
+class MetadataPlacementTest : public CooperationTest {
+ protected:
+  bool StaysPut(const FakeKernel& k) {
+    ResetForTest();
+    InitWithKernelForTest(k, FakeGetenv);
+    return Active() && MetadataStaysPut();
+  }
+};
+
+TEST_F(MetadataPlacementTest, KeptWhereTheKernelBalances) {
+  const Machine m("meta-on", "1");
+  ASSERT_TRUE(StaysPut(m.Kernel()));
+  // A fresh mapping (larger than a step) is bound once, before any use.
+  const uint64_t before = MetadataBinds();
+  ASSERT_NE(SparseAlloc(size_t{64} << 20), nullptr);
+  EXPECT_EQ(MetadataBinds(), before + 1);
+  SetFakeEnv({{"TCMALLOC_NUMA_POLICY", "preferred"}});
+  EXPECT_TRUE(StaysPut(m.Kernel()))
+      << "bound heaps, but metadata is first-touch placed all the same";
+}
+
+TEST_F(MetadataPlacementTest, LeftToTheKernelOtherwise) {
+  const Machine off("meta-off", "0"), on("meta-on2", "1");
+  EXPECT_FALSE(StaysPut(off.Kernel())) << "the kernel moves nothing";
+  FakeKernel refused = on.Kernel();
+  refused.mbind_errno = EPERM;
+  EXPECT_FALSE(StaysPut(refused)) << "a container's seccomp profile";
+  SetFakeEnv({{"TCMALLOC_NUMA_BALANCING", "ignore"}});
+  EXPECT_FALSE(StaysPut(on.Kernel()));
+  SetFakeEnv({{"TCMALLOC_NUMA_FAKE_NODES", "2"}});
+  EXPECT_FALSE(StaysPut(on.Kernel())) << "fake nodes never bind";
+  SetFakeEnv({});
+  FakeKernel interleaved = on.Kernel();
+  interleaved.task_policy = MPOL_INTERLEAVE;
+  interleaved.task_policy_nodes = 0x3;
+  SetFakeEnv({{"TCMALLOC_NUMA", "1"}});
+  EXPECT_FALSE(StaysPut(interleaved))
+      << "an explicit placement the heaps override is left to the metadata";
+  EXPECT_TRUE(Active()) << "TCMALLOC_NUMA=1 runs the layer under it";
+  ResetForTest();
+  const uint64_t before = MetadataBinds();
+  ASSERT_NE(SparseAlloc(size_t{64} << 20), nullptr);
+  EXPECT_EQ(MetadataBinds(), before) << "off: no bind";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -35,6 +36,37 @@ std::string VmFlagsAt(const void* p) {
     }
   }
   return "";
+}
+
+// The mapping hook sees each fresh mapping once, whole, before SparseAlloc
+// hands out any of it, and no call carved from a mapping already made.
+std::vector<std::pair<uintptr_t, size_t>>* g_mappings;
+void RecordMapping(void* start, size_t len) {
+  g_mappings->push_back({reinterpret_cast<uintptr_t>(start), len});
+}
+
+TEST(SparseAlloc, TheHookSeesEachFreshMappingOnce) {
+  std::vector<std::pair<uintptr_t, size_t>> mappings;
+  g_mappings = &mappings;
+  SetSparseMappingHook(&RecordMapping);
+  // Larger than any step, so that it needs a mapping of its own.
+  char* big = static_cast<char*>(SparseAlloc(64 * kMiB));
+  char* next = static_cast<char*>(SparseAlloc(4096));
+  SetSparseMappingHook(nullptr);
+  char* unseen = static_cast<char*>(SparseAlloc(64 * kMiB));
+  ASSERT_NE(big, nullptr);
+  ASSERT_NE(next, nullptr);
+  ASSERT_NE(unseen, nullptr);
+  ASSERT_GE(mappings.size(), 1u);
+  EXPECT_LE(mappings.size(), 2u) << "the small call maps at most one step";
+  EXPECT_EQ(mappings[0].first, reinterpret_cast<uintptr_t>(big));
+  EXPECT_GE(mappings[0].second, 64 * kMiB);
+  for (const auto& m : mappings) {
+    EXPECT_FALSE(m.first <= reinterpret_cast<uintptr_t>(unseen) &&
+                 reinterpret_cast<uintptr_t>(unseen) < m.first + m.second)
+        << "no hook once it is unset";
+  }
+  g_mappings = nullptr;
 }
 
 // Leaves and node lists of a small process follow one another, so they share
