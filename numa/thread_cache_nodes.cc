@@ -412,7 +412,7 @@ void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
   if (HandOverBlock(*log, node)) *log = nullptr;
 }
 
-void ThreadCacheNodes::FreeWithoutCache(void* ptr, uint32_t cl) {
+void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
   if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
   if (TookCachelessFree(ptr, cl)) return;
   SLL_SetNext(ptr, nullptr);
