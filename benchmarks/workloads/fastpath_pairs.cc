@@ -10,9 +10,14 @@
 //     remote           the same, but freed after moving to CPU 1: under
 //                      TCMALLOC_NUMA_FAKE_NODES=2 every free is a remote one
 //                      (compare with batch for the cost of a remote free)
+//     cacheless        PAIRS blocks are allocated, then freed by a thread
+//                      that never allocates, so has no thread cache: free()'s
+//                      path into the central lists (mimalloc-bench's
+//                      xmalloc-test releasers take it)
 //
 // The gate runs this with two pair counts and takes the difference, so the
 // process start-up and the warm-up cancel out.
+#include <pthread.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -66,11 +71,32 @@ void BatchPairs(long n, int free_cpu, std::vector<void*>& blocks) {
   PinToCpu(free_cpu);
   for (long i = 0; i < n; ++i) std::free(blocks[i]);
 }
+
+// All blocks allocated here, then freed by a new thread that allocates
+// nothing (its start-up and exit are the same for every PAIRS).
+void CachelessFrees(long n, std::vector<void*>& blocks) {
+  for (long i = 0; i < n; ++i) {
+    blocks[i] = std::malloc(kSizes[i % kNumSizes]);
+    if (blocks[i] == nullptr) workloads::Die("malloc failed");
+    workloads::Escape(blocks[i]);
+  }
+  pthread_t freer;
+  const auto free_all = [](void* arg) -> void* {
+    auto* all = static_cast<std::vector<void*>*>(arg);
+    for (void* p : *all) std::free(p);
+    return nullptr;
+  };
+  if (pthread_create(&freer, nullptr, free_all, &blocks) != 0 ||
+      pthread_join(freer, nullptr) != 0) {
+    workloads::Die("pthread_create failed");
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2 && argc != 3) {
-    workloads::Die("usage: fastpath_pairs PAIRS [local|sized|batch|remote]");
+    workloads::Die(
+        "usage: fastpath_pairs PAIRS [local|sized|batch|remote|cacheless]");
   }
   const long pairs = workloads::ParsePositive(argv[1], "PAIRS");
   const char* mode = argc == 3 ? argv[2] : "local";
@@ -85,8 +111,12 @@ int main(int argc, char** argv) {
     std::vector<void*> blocks(kWarmup + pairs);
     BatchPairs(kWarmup + pairs, std::strcmp(mode, "remote") == 0 ? 1 : 0,
                blocks);
+  } else if (std::strcmp(mode, "cacheless") == 0) {
+    std::vector<void*> blocks(kWarmup + pairs);
+    CachelessFrees(kWarmup + pairs, blocks);
   } else {
-    workloads::Die("unknown mode (expected local, sized, batch or remote)");
+    workloads::Die(
+        "unknown mode (expected local, sized, batch, remote or cacheless)");
   }
   return 0;
 }
