@@ -1,10 +1,10 @@
 /* Self-test aid for tools/callgrind-gate: an LD_PRELOAD shim that wraps
  * tcmalloc's malloc and operator new(size_t) with a fixed amount of extra
  * work, i.e. a deliberately slower allocator. Preloaded in front of
- * libtcmalloc_minimal.so, the gate must report it as a regression in both of
- * its measures (malloc+free, new+sized delete); if it does not, the gate is
- * broken. tcmalloc's operator new does not go through malloc, hence the
- * second wrapper.
+ * libtcmalloc_minimal.so, the gate must report it as a regression in each of
+ * its measures (malloc+free, new+sized delete, cacheless free); if it does
+ * not, the gate is broken. tcmalloc's operator new does not go through
+ * malloc, hence the second wrapper.
  *
  * GATE_SHIM_EXTRA (default 4) is the number of extra loop turns per call,
  * about 3 instructions each. It is read once, with getenv, which does not
