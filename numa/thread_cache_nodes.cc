@@ -412,11 +412,14 @@ void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
   if (HandOverBlock(*log, node)) *log = nullptr;
 }
 
+void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
+  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
+  if (TookCachelessFree(ptr, cl)) return;
+  SLL_SetNext(ptr, nullptr);
+  Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
+}
+
 bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
-  if (PREDICT_FALSE(cl == 0)) {
-    FreeInvalid(ptr);
-    return true;  // nothing to push (FreeInvalid does not return)
-  }
   if (!g_logs) return false;
   const int owner = ClassNode(cl);
   const int here = ThisThreadsListNode();

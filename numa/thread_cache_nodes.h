@@ -105,9 +105,8 @@ class ThreadCacheNodes {
   // in a log the node's cacheless threads share. cl is a node class. Inline,
   // so that one set of central lists costs vanilla's path and a compare.
   static void FreeWithoutCache(void* ptr, uint32_t cl) {
-    if (PREDICT_FALSE(NodesWithCentralLists() > 1) &&
-        TookCachelessFree(ptr, cl)) {
-      return;
+    if (PREDICT_FALSE(NodesWithCentralLists() > 1)) {
+      return FreeWithoutCacheOnNodes(ptr, cl);
     }
     SLL_SetNext(ptr, nullptr);
     Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
@@ -166,9 +165,12 @@ class ThreadCacheNodes {
   // allocator never handed out (numa/node_heaps.cc). Reported as free()
   // reports any invalid pointer; does not return.
   static void FreeInvalid(void* ptr) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // FreeWithoutCache with several CPU nodes' lists: true when the object
-  // was another node's and is logged as a remote free. A class-0 read of the
-  // class cache (a pointer never handed out) is reported (FreeInvalid).
+  // FreeWithoutCache with several CPU nodes' lists: a class-0 read of the
+  // class cache (a pointer never handed out) is reported, another node's
+  // object logged.
+  static void FreeWithoutCacheOnNodes(void* ptr,
+                                      uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // True when the object was logged as a remote free (FreeWithoutCache).
   static bool TookCachelessFree(void* ptr,
                                 uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The cache's logs of remote frees, by owner node: after its node lists
