@@ -103,7 +103,10 @@ class ThreadCacheNodes {
   // free() of a thread without a cache: vanilla links the object into its
   // central list (a write into it); another node's object is logged instead,
   // in a log the node's cacheless threads share. cl is a node class. Inline,
-  // so that one set of central lists costs vanilla's path and a compare.
+  // so that one set of central lists costs vanilla's path and a compare; the
+  // several-node case is a tail call with its own copy of the push, so that
+  // free() keeps nothing live across a call (folding the two pushes into one
+  // cost every gated pair 6 instructions of register saves).
   static void FreeWithoutCache(void* ptr, uint32_t cl) {
     if (PREDICT_FALSE(NodesWithCentralLists() > 1)) {
       return FreeWithoutCacheOnNodes(ptr, cl);
