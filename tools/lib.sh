@@ -15,6 +15,31 @@ note() {
   echo "$(basename "$0"): $*" >&2
 }
 
+# The tools' command-line convention (every executable in tools/; tests/tools/help_run
+# checks it): -h/--help prints usage on stdout, exits 0 and does nothing else; an
+# unknown option is one line on stderr and exit 2, the status for "called wrongly"
+# (bad values of known options stay one-line errors with exit 1, via die).
+
+# show_usage: the script's header comment, from its second line to the line before
+# "set -euo pipefail", on stdout. Headers hold a "Usage:" line.
+show_usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' -e 's/^#$//'
+}
+
+# bad_usage MESSAGE: one line on stderr and exit 2.
+bad_usage() {
+  echo "$(basename "$0"): error: $* (see --help)" >&2
+  exit 2
+}
+
+# unknown_option ARG: the one line for an argument no option matched.
+unknown_option() {
+  case $1 in
+    -*) bad_usage "unknown option '$1'" ;;
+    *) bad_usage "unexpected argument '$1'" ;;
+  esac
+}
+
 # pin VAR [PIN_FILE]: the value of VAR in tcmalloc/pin.bzl (the single source of the
 # pin), or in PIN_FILE (another checkout's).
 pin() {
@@ -60,11 +85,23 @@ debian_mirrors() {
   debian_archives | awk '$2 !~ /-/ { print $1 }' | sort -u
 }
 
+# bootstrap_group_of CMD: the tools/bootstrap group (tools/packages.txt) that installs CMD.
+bootstrap_group_of() {
+  case $1 in
+    qemu-system-x86_64 | cpio | xz | zstd | busybox) echo lab ;;
+    valgrind) echo bench ;;
+    cmake | make | ctest | autoreconf | libtoolize | automake | go | ccache) echo upstream ;;
+    mmdebstrap | lintian | dpkg-buildpackage | dh | pkg-config | ip) echo deb ;;
+    numactl | strace | readelf) echo test ;;
+    *) echo build ;;
+  esac
+}
+
 # require CMD...: fail with one line if a tool is missing.
 require() {
   local cmd
   for cmd in "$@"; do
-    command -v "$cmd" >/dev/null 2>&1 || die "'$cmd' is not installed (run tools/bootstrap)"
+    command -v "$cmd" >/dev/null 2>&1 || die "'$cmd' is not installed (run tools/bootstrap $(bootstrap_group_of "$cmd"))"
   done
 }
 
