@@ -91,7 +91,7 @@ const Row kMatrix[] = {
     {"bind", {MPOL_BIND, kSet02}, BindPolicy::kLocal, kNewKernel, kNone},
     {"bind", {MPOL_BIND, kSet02}, BindPolicy::kLocal, kOldKernel, kNone},
     // --interleave / --preferred: the layer runs under them only with
-    // TCMALLOC_NUMA=1, and then overrides them (docs/tuning.md).
+    // TCMALLOC_NUMA=1, and then overrides them (docs/deployment.md).
     {"interleave",
      {MPOL_INTERLEAVE, 0b1111},
      BindPolicy::kPreferred,

@@ -1,4 +1,4 @@
-// Cost of the ways to learn the current CPU (and node), for docs/tuning.md.
+// Cost of the ways to learn the current CPU (and node), for docs/benchmarks.md.
 // Not a test: timings on a shared 2-core box are noisy. Run:
 //   bazel run --config=offline //tests/numa:getcpu_bench
 //   GLIBC_TUNABLES=glibc.pthread.rseq=0 bazel-bin/tests/numa/getcpu_bench

@@ -1,7 +1,7 @@
 // Fills one NUMA node: pins itself to a CPU of --node, allocates --mib MiB in
 // 1 MiB blocks (page-level spans), writes every page, then reports where the
 // pages landed. Used in the lab to check what the binding policies do when a
-// node runs out (docs/tuning.md, TCMALLOC_NUMA_POLICY).
+// node runs out (docs/configuration.md, TCMALLOC_NUMA_POLICY).
 //
 //   exhaust --node N --mib M
 //   prints: "allocated M MiB" then "pages: node0=A node1=B ..."
