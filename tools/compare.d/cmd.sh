@@ -297,7 +297,7 @@ split_windows() {
   # memory (--pin), the hot instructions (hot=N).
   awk -v dir="$out" 'NR == FNR { prefix[NR] = $3; next }
     $1 == "window" { if (f) close(f); f = dir "/" prefix[++w] ".accesses"; num = $2; print > f; next }
-    f && $2 == num && $1 ~ /^(ranges|split|hot|verify)$/ { print > f }' \
+    f && $2 == num && $1 ~ /^(ranges|split|hot|verify|vcpu|faults)$/ { print > f }' \
     "$out/runs.tsv" "$out/accesses.txt"
 }
 

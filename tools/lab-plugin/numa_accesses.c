@@ -5,6 +5,12 @@
 // touched). It also runs every access through a model of a last-level cache
 // per CPU node (llc.c) and attributes the misses the same way: that share is
 // what crosses the interconnect on a real machine.
+// Per vCPU it also counts, for the time model of tools/compare (--model), the
+// instructions executed in user space and in the kernel, the kernel's data
+// accesses and LLC misses by page node (page zeroing, copy-on-write, page
+// tables, copies to and from user space: they go through the same caches),
+// and the page faults (entries into the kernel's fault handler, whose address
+// lab-window sends; see window.h): "vcpu" lines after each window line.
 //
 // Arguments (QEMU's -plugin FILE,key=value,...; lists use ':'):
 //   out=PATH           where the window lines go (required)
@@ -134,6 +140,15 @@ static struct {
   struct message rx[kMaxVcpus];
   uint64_t split_accesses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
   uint64_t split_misses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
+  // The time model's counts, per vCPU: [0] user space, [1] the kernel.
+  struct {
+    uint64_t insns[2];
+    uint64_t faults;
+    uint64_t accesses[2][kMaxNodes];  // by the page's node
+    uint64_t misses[2][kMaxNodes];
+  } vc[kMaxVcpus];
+  uint64_t fault_entry;  // the kernel's page-fault entry, 0 until told
+  uint64_t kernel_unknown;  // kernel accesses to no node's RAM (device memory)
 } g;
 
 // The index of the first memory range that begins after addr.
@@ -193,6 +208,11 @@ static int code_class(uint64_t pc) {
 // A received range: memory kinds go into the sorted table (the same range
 // reported again, a reused thread stack, is kept once), code apart.
 static void add_range(int kind, uint64_t begin, uint64_t end) {
+  if (kind == LAB_RANGE_FAULT_ENTRY) {
+    // Kernel addresses are sign-extended from bit 47.
+    g.fault_entry = begin | ((begin >> 47) & 1 ? ~((1ull << 48) - 1) : 0);
+    return;
+  }
   if (end <= begin || kind < LAB_RANGE_ALLOC_CODE || kind > LAB_RANGE_READONLY) {
     ++g.bad_messages;
     return;
@@ -244,7 +264,9 @@ static void receive(struct message* m, uint64_t vaddr) {
     begin |= m->chunk[1 + i] << (12 * i);
     end |= m->chunk[5 + i] << (12 * i);
   }
-  ++g.messages;
+  // The fault entry is lab-window's, not a range of the program's: it
+  // alone does not make a split.
+  if (m->chunk[0] != LAB_RANGE_FAULT_ENTRY) ++g.messages;
   add_range((int)m->chunk[0], begin, end);
 }
 
@@ -317,12 +339,43 @@ static void reset_window(void) {
   memset(g.rx, 0, sizeof(g.rx));
   memset(g.split_accesses, 0, sizeof(g.split_accesses));
   memset(g.split_misses, 0, sizeof(g.split_misses));
+  memset(g.vc, 0, sizeof(g.vc));
+  g.fault_entry = 0;
+  g.kernel_unknown = 0;
   // Every window starts cold, so that runs do not depend on earlier ones.
   for (int n = 0; n < g.nodes; ++n) {
     if (g.has_cpus[n]) llc_clear(&g.llc[n]);
     if (g.has_cpus[n] && g.verify) llc_clear(&g.shadow[n]);
   }
   g.last_node = -1;
+}
+
+static void print_row(const char* name, const uint64_t* row) {
+  fprintf(g.out, " %s=", name);
+  for (int j = 0; j < g.nodes; ++j) {
+    fprintf(g.out, "%s%" PRIu64, j ? ":" : "", row[j]);
+  }
+}
+
+// "vcpu N V node=C insns=U:K faults=F accesses=... misses=... kaccesses=...
+// kmisses=..." per vCPU V of node C, rows by the page's node (user space
+// first, then the kernel's k-rows), then "faults N entry=known|unknown
+// kernel_unknown=X".
+static void print_vcpus(void) {
+  for (int v = 0; v < g.vcpus; ++v) {
+    fprintf(g.out,
+            "vcpu %" PRIu64 " %d node=%d insns=%" PRIu64 ":%" PRIu64
+            " faults=%" PRIu64,
+            g.window, v, g.vcpu_node[v], g.vc[v].insns[0], g.vc[v].insns[1],
+            g.vc[v].faults);
+    print_row("accesses", g.vc[v].accesses[0]);
+    print_row("misses", g.vc[v].misses[0]);
+    print_row("kaccesses", g.vc[v].accesses[1]);
+    print_row("kmisses", g.vc[v].misses[1]);
+    fprintf(g.out, "\n");
+  }
+  fprintf(g.out, "faults %" PRIu64 " entry=%s kernel_unknown=%" PRIu64 "\n",
+          g.window, g.fault_entry ? "known" : "unknown", g.kernel_unknown);
 }
 
 static void print_matrix(const char* name, uint64_t m[kMaxNodes][kMaxNodes]) {
@@ -380,6 +433,7 @@ static void print_window(void) {
     fprintf(g.out, "verify %" PRIu64 " mismatches=%" PRIu64 "\n", g.window,
             g.mismatches);
   }
+  print_vcpus();
   if (g.hot) print_hot();
   if (g.messages || g.bad_messages) print_split();
   if (g.dump) {
@@ -535,6 +589,8 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   const bool miss = llc_miss(cpu_node, phys, size, store);
   ++g.accesses[cpu_node][page_node];
   if (miss) ++g.misses[cpu_node][page_node];
+  ++g.vc[vcpu].accesses[0][page_node];
+  if (miss) ++g.vc[vcpu].misses[0][page_node];
   const int code = code_class((uint64_t)(uintptr_t)userdata);
   ++g.split_accesses[code][mem][cpu_node][page_node];
   if (miss) ++g.split_misses[code][mem][cpu_node][page_node];
@@ -554,6 +610,45 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   }
 }
 
+// A data access of kernel code (any address: its own data, page tables, the
+// user memory it zeroes or copies): through the same caches as user
+// accesses, counted per vCPU apart from them. No cached translation: every
+// kernel block changes the epoch that would validate it.
+static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+                             uint64_t vaddr, void* userdata) {
+  (void)userdata;
+  if (!g.open || vcpu >= (unsigned)g.vcpus) return;
+  struct qemu_plugin_hwaddr* hw = qemu_plugin_get_hwaddr(info, vaddr);
+  const int page_node = (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
+                            ? -1
+                            : node_of(qemu_plugin_hwaddr_phys_addr(hw));
+  if (page_node < 0) {
+    ++g.kernel_unknown;
+    return;
+  }
+  const int cpu_node = g.vcpu_node[vcpu];
+  const bool miss =
+      llc_miss(cpu_node, qemu_plugin_hwaddr_phys_addr(hw),
+               1u << qemu_plugin_mem_size_shift(info),
+               qemu_plugin_mem_is_store(info));
+  ++g.vc[vcpu].accesses[1][page_node];
+  if (miss) ++g.vc[vcpu].misses[1][page_node];
+}
+
+// Every block as it starts: its instructions, user or kernel, on its vCPU
+// (userdata: the block's address shifted left by 10, or'ed with its count,
+// at most 512); a kernel block also moves the epoch of translate(), and the
+// fault handler's first block counts a page fault.
+static void on_block(unsigned int vcpu, void* userdata) {
+  const int64_t packed = (int64_t)(uintptr_t)userdata;
+  const uint64_t vaddr = (uint64_t)(packed >> 10);
+  const bool kernel = vaddr >= kUserTop;
+  if (kernel) ++g.kernel_epoch;
+  if (!g.open || vcpu >= (unsigned)g.vcpus) return;
+  g.vc[vcpu].insns[kernel] += (uint64_t)packed & 0x3ff;
+  if (kernel && vaddr == g.fault_entry) ++g.vc[vcpu].faults;
+}
+
 static bool is_marker(const struct qemu_plugin_insn* insn, uint32_t disp) {
   if (qemu_plugin_insn_size(insn) != 8) return false;
   const unsigned char* b = qemu_plugin_insn_data(insn);
@@ -563,18 +658,25 @@ static bool is_marker(const struct qemu_plugin_insn* insn, uint32_t disp) {
          d == disp;
 }
 
-// At translation: user-space instructions get a callback on each of their
-// data accesses, and the markers one that opens or closes the window; kernel
-// blocks get none (which also keeps boot fast), only the epoch count of
-// translate().
+// At translation: every block gets a callback that counts its instructions;
+// user-space instructions get one on each of their data accesses, and the
+// markers one that opens or closes the window; kernel instructions one on
+// each data access (on_kernel_access).
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
-  if (qemu_plugin_tb_vaddr(tb) >= kUserTop) {
-    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-                                             &g.kernel_epoch, 1);
+  const size_t n = qemu_plugin_tb_n_insns(tb);
+  const uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+  qemu_plugin_register_vcpu_tb_exec_cb(
+      tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
+      (void*)(uintptr_t)((vaddr << 10) | (n & 0x3ff)));
+  if (vaddr >= kUserTop) {
+    for (size_t i = 0; i < n; ++i) {
+      qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),
+                                       on_kernel_access, QEMU_PLUGIN_CB_NO_REGS,
+                                       QEMU_PLUGIN_MEM_RW, NULL);
+    }
     return;
   }
-  const size_t n = qemu_plugin_tb_n_insns(tb);
   for (size_t i = 0; i < n; ++i) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
     if (is_marker(insn, LAB_WINDOW_OPEN_DISP)) {
