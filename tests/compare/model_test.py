@@ -14,7 +14,7 @@ sys.path.insert(0, TOOLS)
 import model  # noqa: E402
 
 # Three sockets in a line: 0-1 and 1-2 linked, 0-2 two hops.
-LINE3 = {"name": "line3", "ghz": 2.0, "cpi": 1.0, "mlp": 1.0, "fault_ns": 1000,
+LINE3 = {"name": "line3", "ghz": 2.0, "cpi": 1.0, "mlp": 1.0, "store_mlp": 4.0, "fault_ns": 1000,
          "latency_ns": [100, 200, 300], "hops": [[0, 1, 2], [1, 0, 1], [2, 1, 0]]}
 
 
@@ -42,6 +42,12 @@ class ModelTest(unittest.TestCase):
         # 0 instructions; misses: 4 local, 4 remote = 400 + 600 = 1000 ns / mlp 2 = 500.
         m = model.model(p, [vcpu(0, 0, 0, 0, [2, 4], [2, 0])])
         self.assertAlmostEqual(m["seconds"], 500e-9)
+
+    def test_store_misses_stream(self):
+        # 8 local misses, 4 of them stores: 4 x 100 / mlp 1 + 4 x 100 / store_mlp 4 = 500 ns;
+        # kernel store misses (page zeroing) likewise: 8 one hop away = 8 x 200 / 4 = 400.
+        v = dict(vcpu(0, 0, 0, 0, [8, 0, 0], [0, 8, 0]), smisses=[4, 0, 0], ksmisses=[0, 8, 0])
+        self.assertAlmostEqual(model.model(LINE3, [v])["seconds"], 900e-9)
 
     def test_more_guest_nodes_than_sockets(self):
         # Guest nodes 0 and 2 share socket 0 of a 2-socket profile: one hop apart, not local.

@@ -4,8 +4,14 @@
 Per vCPU v on node c, from the lab plugin's counts of one run:
 
   t_v = (user + kernel instructions) x cpi / ghz
-        + sum over memory nodes m of (user + kernel LLC misses to m) x latency(c, m) / mlp
+        + sum over memory nodes m of latency(c, m) x (load misses to m / mlp
+                                                      + store misses to m / store_mlp)
         + page faults x fault_ns
+
+(misses: user and kernel LLC misses of the modelled cache; a load stalls the
+core for its latency unless others overlap it, mlp of them at a time; stores
+retire into the store buffer and stream, store_mlp lines in flight, so page
+zeroing and copies cost bandwidth, not latency).
 
 latency(c, m) = latency_ns[hops(c, m)]: the profile's hop matrix over its
 sockets, guest node n on socket n mod S; two different guest nodes on the
@@ -26,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "models")
 REPO = os.path.dirname(os.path.dirname(HERE))
 HOST = os.path.join(REPO, ".cache", "models", "host.json")
-PARAMS = ("ghz", "cpi", "mlp", "fault_ns", "latency_ns", "hops")
+PARAMS = ("ghz", "cpi", "mlp", "store_mlp", "fault_ns", "latency_ns", "hops")
 
 
 class ProfileError(Exception):
@@ -63,7 +69,7 @@ def validate(p, where):
     for k in PARAMS:
         if k not in p:
             raise ProfileError(f"{where}: missing parameter '{k}'")
-    for k in ("ghz", "cpi", "mlp"):
+    for k in ("ghz", "cpi", "mlp", "store_mlp"):
         if not positive(p[k]):
             raise ProfileError(f"{where}: '{k}' must be a positive number, got {p[k]!r}")
     if not (positive(p["fault_ns"]) or p["fault_ns"] == 0):
@@ -106,9 +112,13 @@ def latency(p, cpu_node, mem_node):
 def vcpu_ns(p, v):
     """One vCPU's modelled time, ns, by component."""
     insns = v["insns_user"] + v["insns_kernel"]
-    miss = sum((v["misses"][m] + v["kmisses"][m]) * latency(p, v["node"], m) for m in range(len(v["misses"])))
+    stores = [a + b for a, b in zip(v.get("smisses") or [0] * len(v["misses"]),
+                                    v.get("ksmisses") or [0] * len(v["misses"]))]
+    loads = [a + b - c for a, b, c in zip(v["misses"], v["kmisses"], stores)]
+    miss = sum(latency(p, v["node"], m) * (loads[m] / p["mlp"] + stores[m] / p["store_mlp"])
+               for m in range(len(loads)))
     return {"instructions": insns * p["cpi"] / p["ghz"],
-            "misses": miss / p["mlp"],
+            "misses": miss,
             "faults": v["faults"] * p["fault_ns"]}
 
 
@@ -130,8 +140,9 @@ def legend(p):
     lat = ", ".join(f"{x:g}" for x in p["latency_ns"])
     hops = " ".join("".join(str(h) for h in r) for r in p["hops"])
     return (f"model.*: modelled time, profile {p['name']}: per vCPU (user + kernel instructions) x cpi {p['cpi']:g} "
-            f"/ {p['ghz']:g} GHz + (user + kernel LLC misses) x latency_ns [local, 1 hop, ...] = [{lat}] / mlp "
-            f"{p['mlp']:g} + page faults x fault_ns {p['fault_ns']:g}; hops by socket {hops} (guest node n on "
+            f"/ {p['ghz']:g} GHz + (user + kernel LLC misses) x latency_ns [local, 1 hop, ...] = [{lat}] / (mlp "
+            f"{p['mlp']:g} for loads, store_mlp {p['store_mlp']:g} for stores) + page faults x fault_ns "
+            f"{p['fault_ns']:g}; hops by socket {hops} (guest node n on "
             "socket n mod sockets); model.seconds = the busiest vCPU, model.cpu_seconds = the sum "
             "(docs/compare.md, \"Modelled time\").")
 

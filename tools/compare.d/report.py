@@ -213,7 +213,7 @@ def parse_accesses(text):
             out.setdefault("vcpus", []).append({
                 "vcpu": int(words[2]), "node": int(fields["node"]), "insns_user": user, "insns_kernel": kernel,
                 "faults": int(fields["faults"]),
-                **{k: [int(x) for x in fields[k].split(":")] for k in ("accesses", "misses", "kaccesses", "kmisses")}})
+                **{k: [int(x) for x in fields[k].split(":")] for k in ("accesses", "misses", "kaccesses", "kmisses", "smisses", "ksmisses") if k in fields}})
         elif out and words[0] == "faults":
             out["fault_entry"] = fields.get("entry")
         elif out and words[0] == "ranges":

@@ -146,6 +146,7 @@ static struct {
     uint64_t faults;
     uint64_t accesses[2][kMaxNodes];  // by the page's node
     uint64_t misses[2][kMaxNodes];
+    uint64_t store_misses[2][kMaxNodes];  // of misses, those of stores
   } vc[kMaxVcpus];
   uint64_t fault_entry;  // the kernel's page-fault entry, 0 until told
   uint64_t kernel_unknown;  // kernel accesses to no node's RAM (device memory)
@@ -358,8 +359,9 @@ static void print_row(const char* name, const uint64_t* row) {
 }
 
 // "vcpu N V node=C insns=U:K faults=F accesses=... misses=... kaccesses=...
-// kmisses=..." per vCPU V of node C, rows by the page's node (user space
-// first, then the kernel's k-rows), then "faults N entry=known|unknown
+// kmisses=... smisses=... ksmisses=..." per vCPU V of node C, rows by the
+// page's node (user space, then the kernel's k-rows; s: the misses of
+// stores, included in the misses), then "faults N entry=known|unknown
 // kernel_unknown=X".
 static void print_vcpus(void) {
   for (int v = 0; v < g.vcpus; ++v) {
@@ -372,6 +374,8 @@ static void print_vcpus(void) {
     print_row("misses", g.vc[v].misses[0]);
     print_row("kaccesses", g.vc[v].accesses[1]);
     print_row("kmisses", g.vc[v].misses[1]);
+    print_row("smisses", g.vc[v].store_misses[0]);
+    print_row("ksmisses", g.vc[v].store_misses[1]);
     fprintf(g.out, "\n");
   }
   fprintf(g.out, "faults %" PRIu64 " entry=%s kernel_unknown=%" PRIu64 "\n",
@@ -591,6 +595,7 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   if (miss) ++g.misses[cpu_node][page_node];
   ++g.vc[vcpu].accesses[0][page_node];
   if (miss) ++g.vc[vcpu].misses[0][page_node];
+  if (miss && store) ++g.vc[vcpu].store_misses[0][page_node];
   const int code = code_class((uint64_t)(uintptr_t)userdata);
   ++g.split_accesses[code][mem][cpu_node][page_node];
   if (miss) ++g.split_misses[code][mem][cpu_node][page_node];
@@ -627,12 +632,12 @@ static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     return;
   }
   const int cpu_node = g.vcpu_node[vcpu];
-  const bool miss =
-      llc_miss(cpu_node, qemu_plugin_hwaddr_phys_addr(hw),
-               1u << qemu_plugin_mem_size_shift(info),
-               qemu_plugin_mem_is_store(info));
+  const bool store = qemu_plugin_mem_is_store(info);
+  const bool miss = llc_miss(cpu_node, qemu_plugin_hwaddr_phys_addr(hw),
+                             1u << qemu_plugin_mem_size_shift(info), store);
   ++g.vc[vcpu].accesses[1][page_node];
   if (miss) ++g.vc[vcpu].misses[1][page_node];
+  if (miss && store) ++g.vc[vcpu].store_misses[1][page_node];
 }
 
 // Every block as it starts: its instructions, user or kernel, on its vCPU
@@ -647,6 +652,32 @@ static void on_block(unsigned int vcpu, void* userdata) {
   if (!g.open || vcpu >= (unsigned)g.vcpus) return;
   g.vc[vcpu].insns[kernel] += (uint64_t)packed & 0x3ff;
   if (kernel && vaddr == g.fault_entry) ++g.vc[vcpu].faults;
+}
+
+// A REP-prefixed string instruction (movs, stos, lods, cmps, scas): TCG runs
+// its block once per iteration, so it would count as many instructions as it
+// moves elements (4096 for the kernel's `rep stosb` of a page); a core runs
+// it as one instruction at the speed of its memory accesses, which the
+// model charges. Its iterations are left out of the instruction counts.
+static bool is_rep_string(const struct qemu_plugin_insn* insn) {
+  const unsigned char* b = qemu_plugin_insn_data(insn);
+  const size_t n = qemu_plugin_insn_size(insn);
+  bool rep = false;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = b[i];
+    if (c == 0xf3 || c == 0xf2) {
+      rep = true;
+    } else if (c == 0x66 || c == 0x67 || c == 0x2e || c == 0x3e ||
+               c == 0x26 || c == 0x64 || c == 0x65 || c == 0x36 ||
+               (c & 0xf0) == 0x40) {
+      continue;  // operand/address size, segment, REX prefixes
+    } else {
+      return rep && (c == 0xa4 || c == 0xa5 || c == 0xaa || c == 0xab ||
+                     c == 0xac || c == 0xad || c == 0xa6 || c == 0xa7 ||
+                     c == 0xae || c == 0xaf);
+    }
+  }
+  return false;
 }
 
 static bool is_marker(const struct qemu_plugin_insn* insn, uint32_t disp) {
@@ -666,9 +697,13 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
   const size_t n = qemu_plugin_tb_n_insns(tb);
   const uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+  size_t counted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    counted += !is_rep_string(qemu_plugin_tb_get_insn(tb, i));
+  }
   qemu_plugin_register_vcpu_tb_exec_cb(
       tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
-      (void*)(uintptr_t)((vaddr << 10) | (n & 0x3ff)));
+      (void*)(uintptr_t)((vaddr << 10) | (counted & 0x3ff)));
   if (vaddr >= kUserTop) {
     for (size_t i = 0; i < n; ++i) {
       qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),
