@@ -1,10 +1,12 @@
 // The measurements behind the time model's host profile (tools/calibrate-host):
 //   ghz        a chain of dependent adds, one cycle each
 //   latency    a pointer chase through a random cycle of 64 B lines in a
-//              buffer 4 x the LLC (256 MiB-1 GiB) (prefetchers cannot guess the next line)
+//              buffer 4 x the LLC (256 MiB-1 GiB) (prefetchers cannot guess the
+//              next line)
 //   store      ns per 64 B line of memset over the same buffer, cold
 //   fault      ns per first touch of a fresh 4 KiB page (huge pages off)
-// Prints "key=value" lines. Medians of 5 runs of each (the chase and the stores: of 3).
+// Prints "key=value" lines. Medians of 5 runs of each (the chase and the
+// stores: of 3).
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -35,7 +37,8 @@ static double ghz(void) {
   const double t0 = now();
   // 4 dependent adds per iteration, the loop's own add and branch overlap.
   for (long i = 0; i < n; ++i) {
-    __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+    __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                     : "+r"(x));
   }
   return 4.0 * n / (now() - t0) / 1e9;
 }
@@ -87,7 +90,8 @@ static double store_line(size_t bytes) {
 
 static double fault(void) {
   const size_t pages = 16384, bytes = pages * 4096;
-  char* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) exit(1);
   madvise(p, bytes, MADV_NOHUGEPAGE);
   const double t0 = now();
@@ -99,7 +103,7 @@ static double fault(void) {
 
 int main(int argc, char** argv) {
   const size_t llc = argc > 1 ? strtoull(argv[1], NULL, 10) : (32u << 20);
-    // 4 x the LLC, at least 256 MiB and at most 1 GiB.
+  // 4 x the LLC, at least 256 MiB and at most 1 GiB.
   size_t bytes = llc * 4 < (256u << 20) ? (256u << 20) : llc * 4;
   if (bytes > (1u << 30)) bytes = 1u << 30;
   double v[5];

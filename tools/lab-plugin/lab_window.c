@@ -45,8 +45,7 @@ static void open_window(void) {
   page[0] = page[0];
   LAB_WINDOW_OPEN();
   if (entry) {
-    lab_window_range(page, LAB_RANGE_FAULT_ENTRY, entry & ((1ul << 48) - 1),
-                     1);
+    lab_window_range(page, LAB_RANGE_FAULT_ENTRY, entry & ((1ul << 48) - 1), 1);
   }
 }
 

@@ -8,7 +8,8 @@
 // Per vCPU it also counts, for the time model of tools/compare (--model), the
 // instructions executed in user space and in the kernel, the kernel's data
 // accesses and LLC misses by page node (page zeroing, copy-on-write, page
-// tables, copies to and from user space: they go through the same caches),
+// tables, copies to and from user space, through a cache model of the same
+// shape of their own: see g.kllc),
 // and the page faults (entries into the kernel's fault handler, whose address
 // lab-window sends; see window.h): "vcpu" lines after each window line.
 //
@@ -103,6 +104,10 @@ static struct {
   int vcpu_node[kMaxVcpus];
   struct range node_range[kMaxNodes];
   struct llc llc[kMaxNodes];  // one per node; only CPU nodes' are used
+  // The kernel's accesses go through caches of their own: interrupts and the
+  // scheduler make them vary from run to run, and sharing the user caches
+  // would carry that into the user-space counts, which repeat within 1%.
+  struct llc kllc[kMaxNodes];
   bool has_cpus[kMaxNodes];
   bool dump;
   int hot;  // hot=N: the N instructions with most remote misses
@@ -148,7 +153,7 @@ static struct {
     uint64_t misses[2][kMaxNodes];
     uint64_t store_misses[2][kMaxNodes];  // of misses, those of stores
   } vc[kMaxVcpus];
-  uint64_t fault_entry;  // the kernel's page-fault entry, 0 until told
+  uint64_t fault_entry;     // the kernel's page-fault entry, 0 until told
   uint64_t kernel_unknown;  // kernel accesses to no node's RAM (device memory)
 } g;
 
@@ -176,10 +181,14 @@ static int mem_class(uint64_t addr) {
     const struct addr_range* r = &g.mem_ranges[i];
     if (addr < r->end) {
       switch (r->kind) {
-        case LAB_RANGE_STACK: return kMemStack;
-        case LAB_RANGE_TLS: return kMemTls;
-        case LAB_RANGE_STATIC: return kMemStatic;
-        case LAB_RANGE_READONLY: return kMemReadonly;
+        case LAB_RANGE_STACK:
+          return kMemStack;
+        case LAB_RANGE_TLS:
+          return kMemTls;
+        case LAB_RANGE_STATIC:
+          return kMemStatic;
+        case LAB_RANGE_READONLY:
+          return kMemReadonly;
       }
     }
   }
@@ -214,12 +223,14 @@ static void add_range(int kind, uint64_t begin, uint64_t end) {
     g.fault_entry = begin | ((begin >> 47) & 1 ? ~((1ull << 48) - 1) : 0);
     return;
   }
-  if (end <= begin || kind < LAB_RANGE_ALLOC_CODE || kind > LAB_RANGE_READONLY) {
+  if (end <= begin || kind < LAB_RANGE_ALLOC_CODE ||
+      kind > LAB_RANGE_READONLY) {
     ++g.bad_messages;
     return;
   }
   if (kind == LAB_RANGE_ALLOC_CODE) {
-    if (g.n_code_ranges == (int)(sizeof(g.code_ranges) / sizeof(g.code_ranges[0]))) {
+    if (g.n_code_ranges ==
+        (int)(sizeof(g.code_ranges) / sizeof(g.code_ranges[0]))) {
       ++g.dropped_ranges;
       return;
     }
@@ -346,6 +357,7 @@ static void reset_window(void) {
   // Every window starts cold, so that runs do not depend on earlier ones.
   for (int n = 0; n < g.nodes; ++n) {
     if (g.has_cpus[n]) llc_clear(&g.llc[n]);
+    if (g.has_cpus[n]) llc_clear(&g.kllc[n]);
     if (g.has_cpus[n] && g.verify) llc_clear(&g.shadow[n]);
   }
   g.last_node = -1;
@@ -400,7 +412,8 @@ static void print_split(void) {
   for (int i = 0; i < g.n_mem_ranges; ++i) ++count[g.mem_ranges[i].kind];
   fprintf(g.out,
           "ranges %" PRIu64 " messages=%" PRIu64 " bad=%" PRIu64
-          " dropped=%" PRIu64 " alloc_code=%d stack=%d tls=%d static=%d"
+          " dropped=%" PRIu64
+          " alloc_code=%d stack=%d tls=%d static=%d"
           " readonly=%d\n",
           g.window, g.messages, g.bad_messages, g.dropped_ranges,
           g.n_code_ranges, count[LAB_RANGE_STACK], count[LAB_RANGE_TLS],
@@ -616,8 +629,8 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 }
 
 // A data access of kernel code (any address: its own data, page tables, the
-// user memory it zeroes or copies): through the same caches as user
-// accesses, counted per vCPU apart from them. No cached translation: every
+// user memory it zeroes or copies): through the kernel's caches (g.kllc),
+// counted per vCPU apart from the user's. No cached translation: every
 // kernel block changes the epoch that would validate it.
 static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
                              uint64_t vaddr, void* userdata) {
@@ -633,8 +646,12 @@ static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   }
   const int cpu_node = g.vcpu_node[vcpu];
   const bool store = qemu_plugin_mem_is_store(info);
-  const bool miss = llc_miss(cpu_node, qemu_plugin_hwaddr_phys_addr(hw),
-                             1u << qemu_plugin_mem_size_shift(info), store);
+  const uint64_t phys = qemu_plugin_hwaddr_phys_addr(hw);
+  const unsigned size = 1u << qemu_plugin_mem_size_shift(info);
+  const unsigned shift = g.kllc[cpu_node].line_shift;
+  const bool miss =
+      model(g.kllc, cpu_node, phys, size,
+            ((phys + size - 1) >> shift) != (phys >> shift), store);
   ++g.vc[vcpu].accesses[1][page_node];
   if (miss) ++g.vc[vcpu].misses[1][page_node];
   if (miss && store) ++g.vc[vcpu].store_misses[1][page_node];
@@ -667,14 +684,13 @@ static bool is_rep_string(const struct qemu_plugin_insn* insn) {
     const unsigned char c = b[i];
     if (c == 0xf3 || c == 0xf2) {
       rep = true;
-    } else if (c == 0x66 || c == 0x67 || c == 0x2e || c == 0x3e ||
-               c == 0x26 || c == 0x64 || c == 0x65 || c == 0x36 ||
-               (c & 0xf0) == 0x40) {
+    } else if (c == 0x66 || c == 0x67 || c == 0x2e || c == 0x3e || c == 0x26 ||
+               c == 0x64 || c == 0x65 || c == 0x36 || (c & 0xf0) == 0x40) {
       continue;  // operand/address size, segment, REX prefixes
     } else {
-      return rep && (c == 0xa4 || c == 0xa5 || c == 0xaa || c == 0xab ||
-                     c == 0xac || c == 0xad || c == 0xa6 || c == 0xa7 ||
-                     c == 0xae || c == 0xaf);
+      return rep &&
+             (c == 0xa4 || c == 0xa5 || c == 0xaa || c == 0xab || c == 0xac ||
+              c == 0xad || c == 0xa6 || c == 0xa7 || c == 0xae || c == 0xaf);
     }
   }
   return false;
@@ -877,8 +893,9 @@ LAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
     g.has_cpus[vcpu_nodes[c]] = true;
   }
   for (int n = 0; n < g.nodes; ++n) {
-    if (g.has_cpus[n] && (!llc_init(&g.llc[n], &llc) ||
-                          (g.verify && !llc_init(&g.shadow[n], &llc)))) {
+    if (g.has_cpus[n] &&
+        (!llc_init(&g.llc[n], &llc) || !llc_init(&g.kllc[n], &llc) ||
+         (g.verify && !llc_init(&g.shadow[n], &llc)))) {
       return fail("out of memory for the cache model", NULL);
     }
   }
