@@ -153,6 +153,17 @@ static struct {
     uint64_t misses[2][kMaxNodes];
     uint64_t store_misses[2][kMaxNodes];  // of misses, those of stores
   } vc[kMaxVcpus];
+  // User instructions: counted inline into one counter (a call per block
+  // would cost too much), settled on a vCPU whenever a callback shows
+  // another vCPU running (settle()).
+  uint64_t user_insns, user_mark;
+  int cur_vcpu;
+  // The kernel's last access (see on_kernel_access).
+  struct {
+    int vcpu, node;
+    uint64_t vline;
+    bool clean;
+  } klast;
   uint64_t fault_entry;     // the kernel's page-fault entry, 0 until told
   uint64_t kernel_unknown;  // kernel accesses to no node's RAM (device memory)
 } g;
@@ -352,6 +363,7 @@ static void reset_window(void) {
   memset(g.split_accesses, 0, sizeof(g.split_accesses));
   memset(g.split_misses, 0, sizeof(g.split_misses));
   memset(g.vc, 0, sizeof(g.vc));
+  g.klast.vcpu = -1;
   g.fault_entry = 0;
   g.kernel_unknown = 0;
   // Every window starts cold, so that runs do not depend on earlier ones.
@@ -463,6 +475,19 @@ static void print_window(void) {
   fflush(g.out);
 }
 
+// The user instructions counted since the last callback were run by the
+// vCPU that ran then: the vCPUs take turns in one host thread, and a turn
+// ends at a block boundary, so only the few instructions a new turn runs
+// before its first callback can land on the vCPU before it.
+static void settle(unsigned int vcpu) {
+  if ((int)vcpu == g.cur_vcpu) return;
+  if (g.open && g.cur_vcpu >= 0 && g.cur_vcpu < g.vcpus) {
+    g.vc[g.cur_vcpu].insns[0] += g.user_insns - g.user_mark;
+  }
+  g.user_mark = g.user_insns;
+  g.cur_vcpu = (int)vcpu;
+}
+
 static void on_marker(unsigned int vcpu, void* userdata) {
   if (userdata == (void*)3) {
     // A range follows, in the addresses of this vCPU's next loads.
@@ -471,12 +496,16 @@ static void on_marker(unsigned int vcpu, void* userdata) {
     }
     return;
   }
+  settle(vcpu);
   if (userdata == (void*)1) {
     // An open inside an open window restarts it: the last one counts.
     g.open = true;
     ++g.window;
     reset_window();
+    g.user_mark = g.user_insns;
   } else if (g.open) {
+    g.cur_vcpu = -1;
+    settle(vcpu);  // the last turn's user instructions
     g.open = false;
     print_window();
   }
@@ -579,6 +608,7 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     ++g.unknown;
     return;
   }
+  settle(vcpu);
   if (g.rx[vcpu].active) {
     // A range message's loads are the harness talking, not the program.
     receive(&g.rx[vcpu], vaddr);
@@ -636,6 +666,31 @@ static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
                              uint64_t vaddr, void* userdata) {
   (void)userdata;
   if (!g.open || vcpu >= (unsigned)g.vcpus) return;
+  settle(vcpu);
+  const int cpu_node = g.vcpu_node[vcpu];
+  const bool store = qemu_plugin_mem_is_store(info);
+  const unsigned size = 1u << qemu_plugin_mem_size_shift(info);
+  const unsigned shift = g.kllc[cpu_node].line_shift;
+  const uint64_t vline = vaddr >> shift;
+  const bool straddles = ((vaddr + size - 1) >> shift) != vline;
+  // The line the kernel touched last, again (a `rep stosb` zeroing a page
+  // touches each line 64 times): a hit that changes no replacement state, as
+  // in llc_miss(); the same virtual line is taken to be the same physical one
+  // (no mapping changes between two accesses of one copy or fill).
+  if (!straddles && (int)vcpu == g.klast.vcpu && vline == g.klast.vline) {
+    if (store && !g.klast.clean) {
+      struct qemu_plugin_hwaddr* h = qemu_plugin_get_hwaddr(info, vaddr);
+      for (int n = 0; h && n < g.nodes; ++n) {
+        if (n != cpu_node && g.has_cpus[n]) {
+          llc_invalidate(&g.kllc[n], qemu_plugin_hwaddr_phys_addr(h));
+        }
+      }
+      g.klast.clean = true;
+    }
+    ++g.vc[vcpu].accesses[1][g.klast.node];
+    return;
+  }
+  g.klast.vcpu = -1;
   struct qemu_plugin_hwaddr* hw = qemu_plugin_get_hwaddr(info, vaddr);
   const int page_node = (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
                             ? -1
@@ -644,31 +699,33 @@ static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     ++g.kernel_unknown;
     return;
   }
-  const int cpu_node = g.vcpu_node[vcpu];
-  const bool store = qemu_plugin_mem_is_store(info);
   const uint64_t phys = qemu_plugin_hwaddr_phys_addr(hw);
-  const unsigned size = 1u << qemu_plugin_mem_size_shift(info);
-  const unsigned shift = g.kllc[cpu_node].line_shift;
   const bool miss =
       model(g.kllc, cpu_node, phys, size,
             ((phys + size - 1) >> shift) != (phys >> shift), store);
+  if (!straddles) {
+    g.klast.vcpu = (int)vcpu;
+    g.klast.node = page_node;
+    g.klast.vline = vline;
+    g.klast.clean = store;
+  }
   ++g.vc[vcpu].accesses[1][page_node];
   if (miss) ++g.vc[vcpu].misses[1][page_node];
   if (miss && store) ++g.vc[vcpu].store_misses[1][page_node];
 }
 
-// Every block as it starts: its instructions, user or kernel, on its vCPU
-// (userdata: the block's address shifted left by 10, or'ed with its count,
-// at most 512); a kernel block also moves the epoch of translate(), and the
-// fault handler's first block counts a page fault.
+// Every kernel block as it starts: its instructions on its vCPU (userdata:
+// the block's address shifted left by 10, or'ed with its count, at most
+// 512), the epoch of translate(), and the fault handler's first block counts
+// a page fault.
 static void on_block(unsigned int vcpu, void* userdata) {
   const int64_t packed = (int64_t)(uintptr_t)userdata;
   const uint64_t vaddr = (uint64_t)(packed >> 10);
-  const bool kernel = vaddr >= kUserTop;
-  if (kernel) ++g.kernel_epoch;
+  ++g.kernel_epoch;
   if (!g.open || vcpu >= (unsigned)g.vcpus) return;
-  g.vc[vcpu].insns[kernel] += (uint64_t)packed & 0x3ff;
-  if (kernel && vaddr == g.fault_entry) ++g.vc[vcpu].faults;
+  settle(vcpu);
+  g.vc[vcpu].insns[1] += (uint64_t)packed & 0x3ff;
+  if (vaddr == g.fault_entry) ++g.vc[vcpu].faults;
 }
 
 // A REP-prefixed string instruction (movs, stos, lods, cmps, scas): TCG runs
@@ -705,10 +762,10 @@ static bool is_marker(const struct qemu_plugin_insn* insn, uint32_t disp) {
          d == disp;
 }
 
-// At translation: every block gets a callback that counts its instructions;
-// user-space instructions get one on each of their data accesses, and the
-// markers one that opens or closes the window; kernel instructions one on
-// each data access (on_kernel_access).
+// At translation: every block counts its instructions (user blocks inline,
+// kernel blocks with a callback); user-space instructions get one on each of
+// their data accesses, and the markers one that opens or closes the window;
+// kernel instructions one on each data access (on_kernel_access).
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
   const size_t n = qemu_plugin_tb_n_insns(tb);
@@ -717,9 +774,14 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   for (size_t i = 0; i < n; ++i) {
     counted += !is_rep_string(qemu_plugin_tb_get_insn(tb, i));
   }
-  qemu_plugin_register_vcpu_tb_exec_cb(
-      tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
-      (void*)(uintptr_t)((vaddr << 10) | (counted & 0x3ff)));
+  if (vaddr < kUserTop) {
+    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+                                             &g.user_insns, counted);
+  } else {
+    qemu_plugin_register_vcpu_tb_exec_cb(
+        tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
+        (void*)(uintptr_t)((vaddr << 10) | (counted & 0x3ff)));
+  }
   if (vaddr >= kUserTop) {
     for (size_t i = 0; i < n; ++i) {
       qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),
@@ -901,6 +963,7 @@ LAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
   }
   // No cached translation is valid before its first lookup.
   memset(g.tlb, 0xff, sizeof(g.tlb));
+  g.cur_vcpu = -1;
   g.out = fopen(out, "w");
   if (!g.out) return fail("cannot write", out);
   fprintf(g.out,
