@@ -11,6 +11,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "..", "tools", "compare.d")
 sys.path.insert(0, TOOLS)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import model  # noqa: E402
 
 # Three sockets in a line: 0-1 and 1-2 linked, 0-2 two hops.

@@ -18,6 +18,7 @@ import shlex
 import statistics
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import model  # tools/compare.d/model.py, beside this file
 
 SCHEMA = "numa-tcmalloc/compare-cmd/1"
