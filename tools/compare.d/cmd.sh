@@ -104,13 +104,23 @@ check_inputs() {
     command -v addr2line >/dev/null 2>&1 || die "--hot needs addr2line (Debian package binutils; run tools/bootstrap)"
   fi
   case $gate_metric in
-    accesses.*) [ "$accesses" = 1 ] || die "--metric $gate_metric is counted by --accesses: add --lab N --accesses" ;;
+    accesses.* | model.*) [ "$accesses" = 1 ] || die "--metric $gate_metric is counted by --accesses: add --lab N --accesses" ;;
   esac
+  if [ -n "$model_arg" ]; then
+    [ "$accesses" = 1 ] || die "--model turns the lab's counts into time: add --lab N --accesses"
+    local why
+    why=$(python3 "$REPO_ROOT/tools/compare.d/model.py" check "$model_arg" 2>&1) || die "${why#compare: error: }"
+  fi
+  [[ $gate_metric != model.* ]] || [ -n "$model_arg" ] || die "--metric $gate_metric is modelled time: add --model PROFILE"
+  if [ -n "$cpus_per_node" ]; then
+    [ -n "$lab_nodes" ] || die "--cpus-per-node sets the NUMA lab's vCPUs per node: add --nodes N"
+    [[ $cpus_per_node =~ ^[1-8]$ ]] || die "--cpus-per-node wants 1-8, got '$cpus_per_node'"
+  fi
   if [ -n "$lab_nodes" ]; then
     [[ $lab_nodes =~ ^[0-9]+$ ]] && [ "$lab_nodes" -ge 1 ] && [ "$lab_nodes" -le 16 ] ||
       die "--lab wants 1-16 nodes, got '$lab_nodes'"
     # Only counts are worth gating on in the lab.
-    [ -z "$max_ratio$max_value" ] || [[ $gate_metric == accesses.* ]] ||
+    [ -z "$max_ratio$max_value" ] || [[ $gate_metric == accesses.* || $gate_metric == model.* ]] ||
       die "--max-ratio/--max-value with --lab: timings in the lab's emulated machine say nothing about speed; gate on --metric accesses.remote_share or accesses.llc_remote_share (with --accesses)"
     # The lab's packages (tools/packages.txt, "NUMA lab"): the same checks as tools/numa-vm.
     for a in qemu-system-x86_64 cpio xz cc; do
@@ -277,7 +287,8 @@ run_in_lab() {
   [ ! -f "$cmd_path" ] || ship_args+=(--ship "$cmd_path")
   note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm$([ "$accesses" = 0 ] || echo ", counting memory accesses"))"
   vm_out=$out/guest.out
-  "$REPO_ROOT/tools/numa-vm" -q --live-stderr --nodes "$lab_nodes" --mem-per-node 512M "${vm_args[@]}" \
+  "$REPO_ROOT/tools/numa-vm" -q --live-stderr --nodes "$lab_nodes" ${cpus_per_node:+--cpus-per-node "$cpus_per_node"} \
+    --mem-per-node 512M "${vm_args[@]}" \
     "${ship_args[@]}" -- /usr/bin/bash "$script" >"$vm_out" || rc=$?
   [ "$rc" = 0 ] || die "the lab guest failed (tools/numa-vm status $rc; output: $vm_out)"
   sed -n '/^@@compare-runs-begin$/,/^@@compare-runs-end$/{/^@@/d;p}' "$vm_out" | base64 -d | tar -xf - -C "$out" ||
@@ -297,7 +308,7 @@ split_windows() {
   # memory (--pin), the hot instructions (hot=N).
   awk -v dir="$out" 'NR == FNR { prefix[NR] = $3; next }
     $1 == "window" { if (f) close(f); f = dir "/" prefix[++w] ".accesses"; num = $2; print > f; next }
-    f && $2 == num && $1 ~ /^(ranges|split|hot|verify)$/ { print > f }' \
+    f && $2 == num && $1 ~ /^(ranges|split|hot|verify|vcpu|faults)$/ { print > f }' \
     "$out/runs.tsv" "$out/accesses.txt"
 }
 
@@ -334,7 +345,7 @@ cmd_main() {
     --command-line "$command_line" --started "$started" --reps "$reps" \
     ${json_file:+--json "$json_file"} ${max_ratio:+--max-ratio "$max_ratio"} \
     ${gate_metric:+--metric "$gate_metric"} ${lab_nodes:+--lab "$lab_nodes"} \
-    ${max_value:+--max-value "$max_value"} || rc=$?
+    ${max_value:+--max-value "$max_value"} ${model_arg:+--model "$model_arg"} || rc=$?
   note "report: $out/table.md, JSON: ${json_file:-$out/result.json}"
   return "$rc"
 }

@@ -18,6 +18,9 @@ import shlex
 import statistics
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import model  # tools/compare.d/model.py, beside this file
+
 SCHEMA = "numa-tcmalloc/compare-cmd/1"
 PROG = "compare"
 # Built-in figures, measured for every run: name -> (unit, better).
@@ -198,7 +201,7 @@ def parse_accesses(text):
     out = None
     for line in text.splitlines():
         words = line.split()
-        if not words or words[0] not in ("window", "ranges", "split"):
+        if not words or words[0] not in ("window", "ranges", "split", "vcpu", "faults"):
             continue
         fields = dict(w.split("=", 1) for w in words[2:] if "=" in w)
         if words[0] == "window":
@@ -206,6 +209,14 @@ def parse_accesses(text):
             out = {"window": int(words[1]), "nodes": n,
                    "accesses": matrix["accesses"], "llc_misses": matrix["misses"],
                    **{k: int(fields[k]) for k in ("loads", "stores", "kernel", "io", "unknown") if k in fields}}
+        elif out and words[0] == "vcpu":
+            user, kernel = (int(x) for x in fields["insns"].split(":"))
+            out.setdefault("vcpus", []).append({
+                "vcpu": int(words[2]), "node": int(fields["node"]), "insns_user": user, "insns_kernel": kernel,
+                "faults": int(fields["faults"]),
+                **{k: [int(x) for x in fields[k].split(":")] for k in ("accesses", "misses", "kaccesses", "kmisses", "smisses", "ksmisses") if k in fields}})
+        elif out and words[0] == "faults":
+            out["fault_entry"] = fields.get("entry")
         elif out and words[0] == "ranges":
             out["ranges"] = {k: int(v) for k, v in fields.items()}
         elif out and words[0] == "split":
@@ -361,6 +372,22 @@ def access_figures(run):
     return {k: v for k, v in values.items() if v is not None}
 
 
+MODEL_FIGURES = {
+    "model.seconds": ("s", "modelled time of the busiest vCPU (the run's critical path)"),
+    "model.cpu_seconds": ("s", "modelled time summed over the vCPUs"),
+}
+
+
+def model_figures(run, profile):
+    """model.seconds and model.cpu_seconds from the plugin's per-vCPU counts (tools/compare.d/model.py)."""
+    a = run["accesses"]
+    if not profile or not a or not a.get("vcpus"):
+        return {}
+    m = model.model(profile, a["vcpus"])
+    run["model"] = m
+    return {"model.seconds": m["seconds"], "model.cpu_seconds": m["cpu_seconds"]}
+
+
 def ratio(value, base, better):
     """Oriented so that above 1 is worse than vanilla, whatever the direction."""
     if value is None or base is None:
@@ -371,7 +398,7 @@ def ratio(value, base, better):
     return num / den
 
 
-def summarize(allocators, runs, lab_nodes):
+def summarize(allocators, runs, lab_nodes, profile=None):
     catalogue = {}  # name -> {unit, better, kind}
     for name, (unit, better) in BUILTIN.items():
         catalogue[name] = {"unit": unit, "better": better, "kind": "measure", "source": "built-in"}
@@ -385,6 +412,12 @@ def summarize(allocators, runs, lab_nodes):
     for name, (unit, _) in {**ACCESS_FIGURES, **SPLIT_FIGURES}.items():
         if any(name in r["figures"] for r in runs):
             catalogue[name] = {"unit": unit, "better": "lower", "kind": "measure", "source": "accesses"}
+    for run in runs:
+        run["model"] = None
+        run["figures"].update(model_figures(run, profile))
+    for name, (unit, _) in MODEL_FIGURES.items():
+        if any(name in r["figures"] for r in runs):
+            catalogue[name] = {"unit": unit, "better": "lower", "kind": "measure", "source": "model"}
     info = {}
     for run in runs:
         for name, (value, unit) in info_figures(run, lab_nodes).items():
@@ -599,7 +632,15 @@ def main():
     p.add_argument("--metric")
     p.add_argument("--lab", type=int)
     p.add_argument("--max-value", type=float)
+    p.add_argument("--model")
     args = p.parse_args()
+    profile = None
+    if args.model:
+        try:
+            profile = model.load(args.model)
+        except model.ProfileError as e:
+            say(f"error: {e}")
+            return 1
 
     warned = set()
 
@@ -609,7 +650,7 @@ def main():
             say(msg)
 
     allocators, runs = load_runs(args.dir, warn)
-    catalogue, summary = summarize(allocators, runs, args.lab)
+    catalogue, summary = summarize(allocators, runs, args.lab, profile)
     text = table(allocators, runs, summary)
     legend = ["", f"Cells: median [min-max] of {args.reps} run{'s' if args.reps != 1 else ''}; (N.NNx) = ratio to vanilla, "
               "oriented so that above 1.00 is worse (allocator/vanilla for lower-is-better "
@@ -621,9 +662,9 @@ def main():
         legend.append(f"Run in a {args.lab}-node guest of the NUMA lab: timings (wall, cpu, METRIC) are "
                       "NOT meaningful for speed (emulated memory has no remote latency); placement is. "
                       "placement.*: anonymous pages mapped per node at exit (/proc/self/numa_maps).")
-    model = parse_access_model(read(os.path.join(args.dir, "accesses.txt")))
-    if model and any(r["accesses"] for r in runs):
-        llc = model["llc"]
+    access_model = parse_access_model(read(os.path.join(args.dir, "accesses.txt")))
+    if access_model and any(r["accesses"] for r in runs):
+        llc = access_model["llc"]
         legend.append("accesses.*: every user-space load and store of the command (the lab's TCG plugin, "
                       "tools/lab-plugin), attributed to (node of the vCPU, node of the page); "
                       "remote_share = % on another node's memory. llc_*: the same for the accesses that "
@@ -631,6 +672,10 @@ def main():
                       f"{llc['ways']}-way, {llc['line_bytes']} B lines, {llc['replacement']}), "
                       "which is what crosses the interconnect. [min-max] is the spread over the runs: "
                       "threads the guest's scheduler places differently move it (docs/compare.md).")
+        if profile:
+            legend.append(model.legend(profile))
+            if any(r["accesses"] and r["accesses"].get("fault_entry") != "known" for r in runs):
+                legend.append("model: the kernel's fault entry was not found in some runs: their faults count 0.")
         text += "\n".join(legend) + "\n\n" + access_matrix(allocators, runs)
     else:
         text += "\n".join(legend)
@@ -647,7 +692,8 @@ def main():
         "started": args.started,
         "reps": args.reps,
         "lab": {"nodes": args.lab, "timings_meaningful": False,
-                "accesses": model} if args.lab else None,
+                "accesses": access_model} if args.lab else None,
+        "model": model.parameters(profile) if profile else None,
         "allocators": allocators,
         "figures": catalogue,
         "runs": runs,

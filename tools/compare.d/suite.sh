@@ -95,7 +95,13 @@ suite_main() {
   [ "$native$in_lab" != 00 ] || die "--no-native and --no-lab leave nothing to run"
   [ -z "$hot" ] || [ "$in_lab" = 1 ] || die "--hot names the code behind the lab's remote misses: drop --no-lab"
   [ -z "$hot" ] || valid_hot "$hot"
-  [ -z "$max_ratio" ] || [[ ${gate_metric:-} == accesses.* ]] ||
+  if [ -n "$model_arg" ]; then
+    [ "$in_lab" = 1 ] || die "--model turns the lab's counts into time: drop --no-lab"
+    local why
+    why=$(python3 "$REPO_ROOT/tools/compare.d/model.py" check "$model_arg" 2>&1) || die "${why#compare: error: }"
+  fi
+  [[ ${gate_metric:-} != model.* ]] || [ -n "$model_arg" ] || die "--metric $gate_metric is modelled time: add --model PROFILE"
+  [ -z "$max_ratio" ] || [[ ${gate_metric:-} == accesses.* || ${gate_metric:-} == model.* ]] ||
     die "--max-ratio with --suite gates the lab's counted figures: add --metric accesses.llc_remote_share (or another accesses.* figure)"
   [ -z "$json_file" ] || [ -d "$(dirname -- "$json_file")" ] || die "--json: directory $(dirname -- "$json_file") does not exist"
   local allocs=${allocators_arg:-numa,vanilla,glibc,jemalloc,mimalloc}
@@ -133,6 +139,7 @@ suite_main() {
       [ -z "$stacks" ] || cmd_args+=(--stacks "$stacks")
       [ -z "$llc_spec" ] || cmd_args+=(--llc "$llc_spec")
       [ -z "$hot" ] || cmd_args+=(--hot "$hot")
+      [ -z "$model_arg" ] || cmd_args+=(--model "$model_arg")
       [ -z "$max_ratio" ] || cmd_args+=(--max-ratio "$max_ratio" --metric "$gate_metric")
     fi
     args=$(mbench_args "$b" "$t" "${where%%[0-9]*}")

@@ -144,6 +144,9 @@ def main():
                          "accesses.alloc.remote_share", "accesses.alloc.llc_remote_share",
                          "accesses.program_heap.remote_share", "accesses.program_heap.llc_remote_share"):
                 f[name] = by_allocator(r, name)
+            for name in ("model.seconds", "model.cpu_seconds"):  # in ms
+                f[name] = by_allocator(r, None, lambda run, n=name: (
+                    run["figures"][n] * 1000 if n in run["figures"] else None))
             for label, cells in GROUPS:
                 f["llc_remote." + label] = by_allocator(r, None, lambda run, c=cells: group_share(run, c))
 
@@ -182,6 +185,10 @@ def main():
                                     for a in allocators] for s in lab]
         out.append("LLC misses per run (the sample behind the shares):\n")
         out.append(table(["benchmark"] + allocators, rows) + "\n")
+        if any(figures[s["benchmark"]][where]["model.seconds"] for s in lab):
+            profile = next((s["record"].get("model") or {}).get("name") for s in lab if s["record"].get("model"))
+            pair("model.seconds", "model.cpu_seconds",
+                 f"Modelled time on {profile}, ms: busiest vCPU (sum over vCPUs) (docs/compare.md, \"Modelled time\"):")
         pair("accesses.alloc.remote_share", "accesses.alloc.llc_remote_share",
              "The allocator's own code: % of its accesses remote (% of its LLC misses remote):")
         pair("accesses.program_heap.remote_share", "accesses.program_heap.llc_remote_share",

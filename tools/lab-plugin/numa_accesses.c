@@ -5,6 +5,13 @@
 // touched). It also runs every access through a model of a last-level cache
 // per CPU node (llc.c) and attributes the misses the same way: that share is
 // what crosses the interconnect on a real machine.
+// Per vCPU it also counts, for the time model of tools/compare (--model), the
+// instructions executed in user space and in the kernel, the kernel's data
+// accesses and LLC misses by page node (page zeroing, copy-on-write, page
+// tables, copies to and from user space, through a cache model of the same
+// shape of their own: see g.kllc),
+// and the page faults (entries into the kernel's fault handler, whose address
+// lab-window sends; see window.h): "vcpu" lines after each window line.
 //
 // Arguments (QEMU's -plugin FILE,key=value,...; lists use ':'):
 //   out=PATH           where the window lines go (required)
@@ -97,6 +104,10 @@ static struct {
   int vcpu_node[kMaxVcpus];
   struct range node_range[kMaxNodes];
   struct llc llc[kMaxNodes];  // one per node; only CPU nodes' are used
+  // The kernel's accesses go through caches of their own: interrupts and the
+  // scheduler make them vary from run to run, and sharing the user caches
+  // would carry that into the user-space counts, which repeat within 1%.
+  struct llc kllc[kMaxNodes];
   bool has_cpus[kMaxNodes];
   bool dump;
   int hot;  // hot=N: the N instructions with most remote misses
@@ -134,6 +145,27 @@ static struct {
   struct message rx[kMaxVcpus];
   uint64_t split_accesses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
   uint64_t split_misses[kCodeClasses][kMemClasses][kMaxNodes][kMaxNodes];
+  // The time model's counts, per vCPU: [0] user space, [1] the kernel.
+  struct {
+    uint64_t insns[2];
+    uint64_t faults;
+    uint64_t accesses[2][kMaxNodes];  // by the page's node
+    uint64_t misses[2][kMaxNodes];
+    uint64_t store_misses[2][kMaxNodes];  // of misses, those of stores
+  } vc[kMaxVcpus];
+  // User instructions: counted inline into one counter (a call per block
+  // would cost too much), settled on a vCPU whenever a callback shows
+  // another vCPU running (settle()).
+  uint64_t user_insns, user_mark;
+  int cur_vcpu;
+  // The kernel's last access (see on_kernel_access).
+  struct {
+    int vcpu, node;
+    uint64_t vline;
+    bool clean;
+  } klast;
+  uint64_t fault_entry;     // the kernel's page-fault entry, 0 until told
+  uint64_t kernel_unknown;  // kernel accesses to no node's RAM (device memory)
 } g;
 
 // The index of the first memory range that begins after addr.
@@ -160,10 +192,14 @@ static int mem_class(uint64_t addr) {
     const struct addr_range* r = &g.mem_ranges[i];
     if (addr < r->end) {
       switch (r->kind) {
-        case LAB_RANGE_STACK: return kMemStack;
-        case LAB_RANGE_TLS: return kMemTls;
-        case LAB_RANGE_STATIC: return kMemStatic;
-        case LAB_RANGE_READONLY: return kMemReadonly;
+        case LAB_RANGE_STACK:
+          return kMemStack;
+        case LAB_RANGE_TLS:
+          return kMemTls;
+        case LAB_RANGE_STATIC:
+          return kMemStatic;
+        case LAB_RANGE_READONLY:
+          return kMemReadonly;
       }
     }
   }
@@ -193,12 +229,19 @@ static int code_class(uint64_t pc) {
 // A received range: memory kinds go into the sorted table (the same range
 // reported again, a reused thread stack, is kept once), code apart.
 static void add_range(int kind, uint64_t begin, uint64_t end) {
-  if (end <= begin || kind < LAB_RANGE_ALLOC_CODE || kind > LAB_RANGE_READONLY) {
+  if (kind == LAB_RANGE_FAULT_ENTRY) {
+    // Kernel addresses are sign-extended from bit 47.
+    g.fault_entry = begin | ((begin >> 47) & 1 ? ~((1ull << 48) - 1) : 0);
+    return;
+  }
+  if (end <= begin || kind < LAB_RANGE_ALLOC_CODE ||
+      kind > LAB_RANGE_READONLY) {
     ++g.bad_messages;
     return;
   }
   if (kind == LAB_RANGE_ALLOC_CODE) {
-    if (g.n_code_ranges == (int)(sizeof(g.code_ranges) / sizeof(g.code_ranges[0]))) {
+    if (g.n_code_ranges ==
+        (int)(sizeof(g.code_ranges) / sizeof(g.code_ranges[0]))) {
       ++g.dropped_ranges;
       return;
     }
@@ -244,7 +287,9 @@ static void receive(struct message* m, uint64_t vaddr) {
     begin |= m->chunk[1 + i] << (12 * i);
     end |= m->chunk[5 + i] << (12 * i);
   }
-  ++g.messages;
+  // The fault entry is lab-window's, not a range of the program's: it
+  // alone does not make a split.
+  if (m->chunk[0] != LAB_RANGE_FAULT_ENTRY) ++g.messages;
   add_range((int)m->chunk[0], begin, end);
 }
 
@@ -317,12 +362,48 @@ static void reset_window(void) {
   memset(g.rx, 0, sizeof(g.rx));
   memset(g.split_accesses, 0, sizeof(g.split_accesses));
   memset(g.split_misses, 0, sizeof(g.split_misses));
+  memset(g.vc, 0, sizeof(g.vc));
+  g.klast.vcpu = -1;
+  g.fault_entry = 0;
+  g.kernel_unknown = 0;
   // Every window starts cold, so that runs do not depend on earlier ones.
   for (int n = 0; n < g.nodes; ++n) {
     if (g.has_cpus[n]) llc_clear(&g.llc[n]);
+    if (g.has_cpus[n]) llc_clear(&g.kllc[n]);
     if (g.has_cpus[n] && g.verify) llc_clear(&g.shadow[n]);
   }
   g.last_node = -1;
+}
+
+static void print_row(const char* name, const uint64_t* row) {
+  fprintf(g.out, " %s=", name);
+  for (int j = 0; j < g.nodes; ++j) {
+    fprintf(g.out, "%s%" PRIu64, j ? ":" : "", row[j]);
+  }
+}
+
+// "vcpu N V node=C insns=U:K faults=F accesses=... misses=... kaccesses=...
+// kmisses=... smisses=... ksmisses=..." per vCPU V of node C, rows by the
+// page's node (user space, then the kernel's k-rows; s: the misses of
+// stores, included in the misses), then "faults N entry=known|unknown
+// kernel_unknown=X".
+static void print_vcpus(void) {
+  for (int v = 0; v < g.vcpus; ++v) {
+    fprintf(g.out,
+            "vcpu %" PRIu64 " %d node=%d insns=%" PRIu64 ":%" PRIu64
+            " faults=%" PRIu64,
+            g.window, v, g.vcpu_node[v], g.vc[v].insns[0], g.vc[v].insns[1],
+            g.vc[v].faults);
+    print_row("accesses", g.vc[v].accesses[0]);
+    print_row("misses", g.vc[v].misses[0]);
+    print_row("kaccesses", g.vc[v].accesses[1]);
+    print_row("kmisses", g.vc[v].misses[1]);
+    print_row("smisses", g.vc[v].store_misses[0]);
+    print_row("ksmisses", g.vc[v].store_misses[1]);
+    fprintf(g.out, "\n");
+  }
+  fprintf(g.out, "faults %" PRIu64 " entry=%s kernel_unknown=%" PRIu64 "\n",
+          g.window, g.fault_entry ? "known" : "unknown", g.kernel_unknown);
 }
 
 static void print_matrix(const char* name, uint64_t m[kMaxNodes][kMaxNodes]) {
@@ -343,7 +424,8 @@ static void print_split(void) {
   for (int i = 0; i < g.n_mem_ranges; ++i) ++count[g.mem_ranges[i].kind];
   fprintf(g.out,
           "ranges %" PRIu64 " messages=%" PRIu64 " bad=%" PRIu64
-          " dropped=%" PRIu64 " alloc_code=%d stack=%d tls=%d static=%d"
+          " dropped=%" PRIu64
+          " alloc_code=%d stack=%d tls=%d static=%d"
           " readonly=%d\n",
           g.window, g.messages, g.bad_messages, g.dropped_ranges,
           g.n_code_ranges, count[LAB_RANGE_STACK], count[LAB_RANGE_TLS],
@@ -380,6 +462,7 @@ static void print_window(void) {
     fprintf(g.out, "verify %" PRIu64 " mismatches=%" PRIu64 "\n", g.window,
             g.mismatches);
   }
+  print_vcpus();
   if (g.hot) print_hot();
   if (g.messages || g.bad_messages) print_split();
   if (g.dump) {
@@ -392,6 +475,19 @@ static void print_window(void) {
   fflush(g.out);
 }
 
+// The user instructions counted since the last callback were run by the
+// vCPU that ran then: the vCPUs take turns in one host thread, and a turn
+// ends at a block boundary, so only the few instructions a new turn runs
+// before its first callback can land on the vCPU before it.
+static void settle(unsigned int vcpu) {
+  if ((int)vcpu == g.cur_vcpu) return;
+  if (g.open && g.cur_vcpu >= 0 && g.cur_vcpu < g.vcpus) {
+    g.vc[g.cur_vcpu].insns[0] += g.user_insns - g.user_mark;
+  }
+  g.user_mark = g.user_insns;
+  g.cur_vcpu = (int)vcpu;
+}
+
 static void on_marker(unsigned int vcpu, void* userdata) {
   if (userdata == (void*)3) {
     // A range follows, in the addresses of this vCPU's next loads.
@@ -400,12 +496,16 @@ static void on_marker(unsigned int vcpu, void* userdata) {
     }
     return;
   }
+  settle(vcpu);
   if (userdata == (void*)1) {
     // An open inside an open window restarts it: the last one counts.
     g.open = true;
     ++g.window;
     reset_window();
+    g.user_mark = g.user_insns;
   } else if (g.open) {
+    g.cur_vcpu = -1;
+    settle(vcpu);  // the last turn's user instructions
     g.open = false;
     print_window();
   }
@@ -508,6 +608,7 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
     ++g.unknown;
     return;
   }
+  settle(vcpu);
   if (g.rx[vcpu].active) {
     // A range message's loads are the harness talking, not the program.
     receive(&g.rx[vcpu], vaddr);
@@ -535,6 +636,9 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   const bool miss = llc_miss(cpu_node, phys, size, store);
   ++g.accesses[cpu_node][page_node];
   if (miss) ++g.misses[cpu_node][page_node];
+  ++g.vc[vcpu].accesses[0][page_node];
+  if (miss) ++g.vc[vcpu].misses[0][page_node];
+  if (miss && store) ++g.vc[vcpu].store_misses[0][page_node];
   const int code = code_class((uint64_t)(uintptr_t)userdata);
   ++g.split_accesses[code][mem][cpu_node][page_node];
   if (miss) ++g.split_misses[code][mem][cpu_node][page_node];
@@ -554,6 +658,101 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
   }
 }
 
+// A data access of kernel code (any address: its own data, page tables, the
+// user memory it zeroes or copies): through the kernel's caches (g.kllc),
+// counted per vCPU apart from the user's. No cached translation: every
+// kernel block changes the epoch that would validate it.
+static void on_kernel_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+                             uint64_t vaddr, void* userdata) {
+  (void)userdata;
+  if (!g.open || vcpu >= (unsigned)g.vcpus) return;
+  settle(vcpu);
+  const int cpu_node = g.vcpu_node[vcpu];
+  const bool store = qemu_plugin_mem_is_store(info);
+  const unsigned size = 1u << qemu_plugin_mem_size_shift(info);
+  const unsigned shift = g.kllc[cpu_node].line_shift;
+  const uint64_t vline = vaddr >> shift;
+  const bool straddles = ((vaddr + size - 1) >> shift) != vline;
+  // The line the kernel touched last, again (a `rep stosb` zeroing a page
+  // touches each line 64 times): a hit that changes no replacement state, as
+  // in llc_miss(); the same virtual line is taken to be the same physical one
+  // (no mapping changes between two accesses of one copy or fill).
+  if (!straddles && (int)vcpu == g.klast.vcpu && vline == g.klast.vline) {
+    if (store && !g.klast.clean) {
+      struct qemu_plugin_hwaddr* h = qemu_plugin_get_hwaddr(info, vaddr);
+      for (int n = 0; h && n < g.nodes; ++n) {
+        if (n != cpu_node && g.has_cpus[n]) {
+          llc_invalidate(&g.kllc[n], qemu_plugin_hwaddr_phys_addr(h));
+        }
+      }
+      g.klast.clean = true;
+    }
+    ++g.vc[vcpu].accesses[1][g.klast.node];
+    return;
+  }
+  g.klast.vcpu = -1;
+  struct qemu_plugin_hwaddr* hw = qemu_plugin_get_hwaddr(info, vaddr);
+  const int page_node = (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
+                            ? -1
+                            : node_of(qemu_plugin_hwaddr_phys_addr(hw));
+  if (page_node < 0) {
+    ++g.kernel_unknown;
+    return;
+  }
+  const uint64_t phys = qemu_plugin_hwaddr_phys_addr(hw);
+  const bool miss =
+      model(g.kllc, cpu_node, phys, size,
+            ((phys + size - 1) >> shift) != (phys >> shift), store);
+  if (!straddles) {
+    g.klast.vcpu = (int)vcpu;
+    g.klast.node = page_node;
+    g.klast.vline = vline;
+    g.klast.clean = store;
+  }
+  ++g.vc[vcpu].accesses[1][page_node];
+  if (miss) ++g.vc[vcpu].misses[1][page_node];
+  if (miss && store) ++g.vc[vcpu].store_misses[1][page_node];
+}
+
+// Every kernel block as it starts: its instructions on its vCPU (userdata:
+// the block's address shifted left by 10, or'ed with its count, at most
+// 512), the epoch of translate(), and the fault handler's first block counts
+// a page fault.
+static void on_block(unsigned int vcpu, void* userdata) {
+  const int64_t packed = (int64_t)(uintptr_t)userdata;
+  const uint64_t vaddr = (uint64_t)(packed >> 10);
+  ++g.kernel_epoch;
+  if (!g.open || vcpu >= (unsigned)g.vcpus) return;
+  settle(vcpu);
+  g.vc[vcpu].insns[1] += (uint64_t)packed & 0x3ff;
+  if (vaddr == g.fault_entry) ++g.vc[vcpu].faults;
+}
+
+// A REP-prefixed string instruction (movs, stos, lods, cmps, scas): TCG runs
+// its block once per iteration, so it would count as many instructions as it
+// moves elements (4096 for the kernel's `rep stosb` of a page); a core runs
+// it as one instruction at the speed of its memory accesses, which the
+// model charges. Its iterations are left out of the instruction counts.
+static bool is_rep_string(const struct qemu_plugin_insn* insn) {
+  const unsigned char* b = qemu_plugin_insn_data(insn);
+  const size_t n = qemu_plugin_insn_size(insn);
+  bool rep = false;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = b[i];
+    if (c == 0xf3 || c == 0xf2) {
+      rep = true;
+    } else if (c == 0x66 || c == 0x67 || c == 0x2e || c == 0x3e || c == 0x26 ||
+               c == 0x64 || c == 0x65 || c == 0x36 || (c & 0xf0) == 0x40) {
+      continue;  // operand/address size, segment, REX prefixes
+    } else {
+      return rep &&
+             (c == 0xa4 || c == 0xa5 || c == 0xaa || c == 0xab || c == 0xac ||
+              c == 0xad || c == 0xa6 || c == 0xa7 || c == 0xae || c == 0xaf);
+    }
+  }
+  return false;
+}
+
 static bool is_marker(const struct qemu_plugin_insn* insn, uint32_t disp) {
   if (qemu_plugin_insn_size(insn) != 8) return false;
   const unsigned char* b = qemu_plugin_insn_data(insn);
@@ -563,18 +762,34 @@ static bool is_marker(const struct qemu_plugin_insn* insn, uint32_t disp) {
          d == disp;
 }
 
-// At translation: user-space instructions get a callback on each of their
-// data accesses, and the markers one that opens or closes the window; kernel
-// blocks get none (which also keeps boot fast), only the epoch count of
-// translate().
+// At translation: every block counts its instructions (user blocks inline,
+// kernel blocks with a callback); user-space instructions get one on each of
+// their data accesses, and the markers one that opens or closes the window;
+// kernel instructions one on each data access (on_kernel_access).
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
-  if (qemu_plugin_tb_vaddr(tb) >= kUserTop) {
+  const size_t n = qemu_plugin_tb_n_insns(tb);
+  const uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+  size_t counted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    counted += !is_rep_string(qemu_plugin_tb_get_insn(tb, i));
+  }
+  if (vaddr < kUserTop) {
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
-                                             &g.kernel_epoch, 1);
+                                             &g.user_insns, counted);
+  } else {
+    qemu_plugin_register_vcpu_tb_exec_cb(
+        tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
+        (void*)(uintptr_t)((vaddr << 10) | (counted & 0x3ff)));
+  }
+  if (vaddr >= kUserTop) {
+    for (size_t i = 0; i < n; ++i) {
+      qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i),
+                                       on_kernel_access, QEMU_PLUGIN_CB_NO_REGS,
+                                       QEMU_PLUGIN_MEM_RW, NULL);
+    }
     return;
   }
-  const size_t n = qemu_plugin_tb_n_insns(tb);
   for (size_t i = 0; i < n; ++i) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
     if (is_marker(insn, LAB_WINDOW_OPEN_DISP)) {
@@ -740,13 +955,15 @@ LAB_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
     g.has_cpus[vcpu_nodes[c]] = true;
   }
   for (int n = 0; n < g.nodes; ++n) {
-    if (g.has_cpus[n] && (!llc_init(&g.llc[n], &llc) ||
-                          (g.verify && !llc_init(&g.shadow[n], &llc)))) {
+    if (g.has_cpus[n] &&
+        (!llc_init(&g.llc[n], &llc) || !llc_init(&g.kllc[n], &llc) ||
+         (g.verify && !llc_init(&g.shadow[n], &llc)))) {
       return fail("out of memory for the cache model", NULL);
     }
   }
   // No cached translation is valid before its first lookup.
   memset(g.tlb, 0xff, sizeof(g.tlb));
+  g.cur_vcpu = -1;
   g.out = fopen(out, "w");
   if (!g.out) return fail("cannot write", out);
   fprintf(g.out,

@@ -50,6 +50,10 @@ enum lab_range_kind {
   LAB_RANGE_TLS = 3,         // a thread's descriptor and static TLS
   LAB_RANGE_STATIC = 4,      // writable data of the program and libraries
   LAB_RANGE_READONLY = 5,    // code, read-only data, vDSO
+  // Not a range: begin is the guest kernel's page-fault entry
+  // (asm_exc_page_fault in /proc/kallsyms, low 48 bits), which the plugin
+  // counts per vCPU as the window's page faults. lab-window sends it.
+  LAB_RANGE_FAULT_ENTRY = 6,
 };
 
 #define LAB_WINDOW_STRING2(x) #x
