@@ -28,9 +28,9 @@ bool Unplaced(uintptr_t addr) {
 }
 
 TEST_F(OwnerTable, NothingIsPlacedWhileNoWindowHasAnOwner) {
-  for (uintptr_t addr : {uintptr_t{0}, uintptr_t{4096}, kNode0RegionStart,
-                         W(1) + kGiB, W(63) + kGiB, uintptr_t{127} << 40,
-                         ~uintptr_t{0}}) {
+  for (uintptr_t addr :
+       {uintptr_t{0}, uintptr_t{4096}, kNode0RegionStart, W(1) + kGiB,
+        W(63) + kGiB, uintptr_t{127} << 40, ~uintptr_t{0}}) {
     EXPECT_TRUE(Unplaced(addr)) << std::hex << addr;
   }
 }
