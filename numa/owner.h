@@ -64,7 +64,7 @@ namespace numa {
 // Node windows below 64 TiB, far below where Linux puts mmaps, the stack and
 // PIE executables (above 85 TiB) on 47-bit and 48-bit address spaces.
 inline constexpr uintptr_t kLayoutBase = 0;
-inline constexpr int kWindowShift = 40;   // 1 TiB
+inline constexpr int kWindowShift = 40;     // 1 TiB
 inline constexpr int kNamedPartShift = 38;  // 256 GiB
 #else
 // x86-64's ASan shadows everything below 16 TiB (and puts its heap at
