@@ -10,8 +10,10 @@ internal::Sector internal::g_sectors[kSectors];
 void SetOwner(uintptr_t begin, size_t size, MemoryKind kind, int node) {
   if (size == 0) return;
   const uintptr_t end = begin + size;
-  for (uintptr_t s = begin >> kSectorShift;
-       s < static_cast<uintptr_t>(kSectors) && (s << kSectorShift) < end; ++s) {
+  for (uintptr_t s = (begin - kLayoutBase) >> kSectorShift;
+       s < static_cast<uintptr_t>(kSectors) &&
+       kLayoutBase + (s << kSectorShift) < end;
+       ++s) {
     internal::Sector& sector = internal::g_sectors[s];
     if (sector.size == 0) {
       sector.begin = begin;

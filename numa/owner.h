@@ -10,6 +10,9 @@
 //  - [64 TiB, 80 TiB): memory placed on a node the program names
 //    (tc_numa_malloc_onnode), 256 GiB for each kernel node id;
 //  - [80 TiB, 81 TiB): interleaved memory (tc_numa_malloc_interleaved).
+// ASan and TSan builds keep their shadow memory there, so they lay out the
+// same parts smaller, from a base their runtime leaves to the program: 4 GiB
+// windows and 2 GiB named parts, from 32 TiB (ASan) or 64 GiB (TSan).
 // Each region reserves address space from the start of its part as it
 // grows. The owner table records, per 256 GiB sector, the reserved part of
 // the region that lies there: where it starts, how long it is and whose it
@@ -43,23 +46,63 @@
 namespace tcmalloc {
 namespace numa {
 
-// Window w is [w << kWindowShift, (w + 1) << kWindowShift).
-inline constexpr int kWindowShift = 40;
-inline constexpr uintptr_t kWindowSize = uintptr_t{1} << kWindowShift;
+// GCC says which sanitizer builds the code with __SANITIZE_*__, clang
+// with __has_feature.
+#if defined(__SANITIZE_THREAD__)
+#define NUMA_TCMALLOC_TSAN 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define NUMA_TCMALLOC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NUMA_TCMALLOC_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define NUMA_TCMALLOC_ASAN 1
+#endif
+#endif
+
+#if !defined(NUMA_TCMALLOC_TSAN) && !defined(NUMA_TCMALLOC_ASAN)
 // Node windows below 64 TiB, far below where Linux puts mmaps, the stack and
 // PIE executables (above 85 TiB) on 47-bit and 48-bit address spaces.
+inline constexpr uintptr_t kLayoutBase = 0;
+inline constexpr int kWindowShift = 40;     // 1 TiB
+inline constexpr int kNamedPartShift = 38;  // 256 GiB
+#else
+// x86-64's ASan shadows everything below 16 TiB (and puts its heap at
+// 96 TiB); TSan leaves the program [0, 512 GiB) below its shadow, and PIE
+// executables and mmaps near the top, where ASLR moves them. The whole layout
+// (388 GiB) fits in either's free part at a fixed place; a node's heap is
+// limited to under 3 GiB there, which tests do not reach.
+#ifdef NUMA_TCMALLOC_TSAN
+inline constexpr uintptr_t kLayoutBase = uintptr_t{64} << 30;
+#else
+inline constexpr uintptr_t kLayoutBase = uintptr_t{32} << 40;
+#endif
+inline constexpr int kWindowShift = 32;     // 4 GiB
+inline constexpr int kNamedPartShift = 31;  // 2 GiB
+#endif
+
+// Window w is [WindowStart(w), WindowStart(w + 1)).
+inline constexpr uintptr_t kWindowSize = uintptr_t{1} << kWindowShift;
 inline constexpr int kWindows = 64;
+inline constexpr uintptr_t WindowStart(int w) {
+  return kLayoutBase + (static_cast<uintptr_t>(w) << kWindowShift);
+}
+// Windows are aligned to their size: a window's addresses share their high
+// bits (numa/remote_free_log.h keeps only the low ones).
+static_assert(kLayoutBase % kWindowSize == 0, "aligned windows");
 // Named-node memory: one part of kNamedPartSize per kernel node id.
-inline constexpr uintptr_t kNamedBase = uintptr_t{64} << kWindowShift;
-inline constexpr uintptr_t kNamedPartSize = uintptr_t{256} << 30;
+inline constexpr uintptr_t kNamedBase = WindowStart(kWindows);
+inline constexpr uintptr_t kNamedPartSize = uintptr_t{1} << kNamedPartShift;
 // Interleaved memory: one window.
-inline constexpr uintptr_t kInterleavedBase = uintptr_t{80} << kWindowShift;
+inline constexpr uintptr_t kInterleavedBase =
+    kNamedBase + kMaxNodes * kNamedPartSize;
 // Every address of placed memory lies in [kNamedBase, kPlacedEnd).
 inline constexpr uintptr_t kPlacedEnd = kInterleavedBase + kWindowSize;
-// The owner table's sectors.
-inline constexpr int kSectorShift = 38;  // 256 GiB
+// The owner table's sectors, from kLayoutBase: each holds one region's part
+// at most, as a named part is one sector.
+inline constexpr int kSectorShift = kNamedPartShift;
 inline constexpr int kSectors =
-    static_cast<int>((kInterleavedBase + kWindowSize) >> kSectorShift);
+    static_cast<int>((kPlacedEnd - kLayoutBase) >> kSectorShift);
 
 enum class MemoryKind : uint8_t {
   kUnplaced,     // not placed by the layer: node 0's heap, first touch
@@ -94,7 +137,7 @@ NUMA_TCMALLOC_HIDDEN extern Sector g_sectors[kSectors];
 }  // namespace internal
 
 inline Owner OwnerOf(uintptr_t addr) {
-  const uintptr_t s = addr >> kSectorShift;
+  const uintptr_t s = (addr - kLayoutBase) >> kSectorShift;
   if (s < static_cast<uintptr_t>(kSectors)) {
     const internal::Sector& sector = internal::g_sectors[s];
     const uintptr_t size = __atomic_load_n(&sector.size, __ATOMIC_ACQUIRE);

@@ -202,7 +202,7 @@ void RegionWindow(int id, uintptr_t* begin, uintptr_t* end) {
     *begin = part + kRegionGuard;
     *end = part + kNamedPartSize;
   } else {
-    const uintptr_t window = static_cast<uintptr_t>(id) << kWindowShift;
+    const uintptr_t window = WindowStart(id);
     *begin = id == 0 ? kNode0RegionStart
                      : window + kRegionGuard + PageMapCacheStagger(id);
     *end = window + kWindowSize;

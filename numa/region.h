@@ -57,8 +57,10 @@ static_assert(kNamedBase + kMaxNodes * kNamedPartSize <= kInterleavedBase,
 // which the page heap's page map must cover too, falls in the same page map
 // leaf (2 MiB, zeroed, for 2 GiB of addresses on x86-64) as the region's
 // start instead of costing a leaf of its own.
+// (Sanitizer layouts start higher: node 0's window holds no executable.)
 inline constexpr uintptr_t kNode0RegionStart =
-    (uintptr_t{1} << 38) + (uintptr_t{1} << 30);  // 257 GiB
+    kLayoutBase == 0 ? (uintptr_t{1} << 38) + (uintptr_t{1} << 30)  // 257 GiB
+                     : kLayoutBase + (uintptr_t{1} << 30);
 // A region starts this far into its window, so two nodes' memory is never
 // adjacent (the page heap must never see neighbours of different nodes).
 inline constexpr uintptr_t kRegionGuard = uintptr_t{1} << 30;  // 1 GiB

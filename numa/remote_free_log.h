@@ -81,7 +81,7 @@ static_assert(kWindowShift - 3 <= 32 + 8, "a window's 8-byte units fit");
 // objects take the list path.
 inline bool Loggable(const void* object, int node) {
   return (reinterpret_cast<uintptr_t>(object) & ~(kWindowSize - 8)) ==
-         static_cast<uintptr_t>(node) << kWindowShift;
+         WindowStart(node);
 }
 
 // Adds `object` (Loggable for the block's node) of plain class `cl`, `size`
@@ -99,8 +99,7 @@ inline void LogObject(LogBlock* block, const void* object, uint32_t cl,
 inline void* LoggedObject(const LogBlock* block, uint32_t i, int node) {
   const uintptr_t units =
       block->offsets[i] | static_cast<uintptr_t>(block->tags[i] >> 8) << 32;
-  return reinterpret_cast<void*>(static_cast<uintptr_t>(node) << kWindowShift |
-                                 units << 3);
+  return reinterpret_cast<void*>(WindowStart(node) | units << 3);
 }
 inline uint32_t LoggedClass(const LogBlock* block, uint32_t i) {
   return block->tags[i] & 0xff;

@@ -296,11 +296,18 @@ TEST_F(NumaTest, FakeTopologyRoundRobinAndNeverBinds) {
 // The machine's own topology, forced on so that one node is enough.
 class RealMachineTest : public NumaTest {
  protected:
-  void InitReal(const char* policy) {
+  // A failure here must end the test: ASSERT_TRUE(InitReal(...)).
+  [[nodiscard]] ::testing::AssertionResult InitReal(const char* policy) {
     SetFakeEnv({{"TCMALLOC_NUMA", "1"}, {"TCMALLOC_NUMA_POLICY", policy}});
     Init(FakeGetenv);
-    ASSERT_TRUE(Active()) << "sysfs or get_mempolicy unusable here";
-    ASSERT_TRUE(QueryAllowedMems(&allowed_));
+    if (!Active()) {
+      return ::testing::AssertionFailure()
+             << "sysfs or get_mempolicy unusable here";
+    }
+    if (!QueryAllowedMems(&allowed_) || allowed_ == 0) {
+      return ::testing::AssertionFailure() << "no allowed node";
+    }
+    return ::testing::AssertionSuccess();
   }
   // A node the process does not have (nodes are dense, 0..NumNodes()-1).
   int ForbiddenNode() const { return NumNodes(); }
@@ -308,7 +315,7 @@ class RealMachineTest : public NumaTest {
 };
 
 TEST_F(RealMachineTest, PreferredBindsAllowedNode) {
-  InitReal("preferred");
+  ASSERT_TRUE(InitReal("preferred"));
   EXPECT_FALSE(FirstTouchNode(0));
   const int node = __builtin_ctzll(allowed_);
   EXPECT_TRUE(NodeOfKernelId(node) >= 0);
@@ -322,7 +329,7 @@ TEST_F(RealMachineTest, PreferredBindsAllowedNode) {
 }
 
 TEST_F(RealMachineTest, BindPolicyUsesMpolBind) {
-  InitReal("bind");
+  ASSERT_TRUE(InitReal("bind"));
   const int node = __builtin_ctzll(allowed_);
   Mapping m(1 << 20);
   ASSERT_TRUE(BindRange(m.get(), m.size(), node));
@@ -334,7 +341,7 @@ TEST_F(RealMachineTest, BindPolicyUsesMpolBind) {
 }
 
 TEST_F(RealMachineTest, LocalPolicyNeverCallsMbind) {
-  InitReal("local");
+  ASSERT_TRUE(InitReal("local"));
   EXPECT_TRUE(FirstTouchNode(0));
   Mapping m(1 << 20);
   EXPECT_TRUE(BindRange(m.get(), m.size(), __builtin_ctzll(allowed_)));
@@ -344,7 +351,7 @@ TEST_F(RealMachineTest, LocalPolicyNeverCallsMbind) {
 }
 
 TEST_F(RealMachineTest, ForbiddenNodeFailsCountedNotFatal) {
-  InitReal("preferred");
+  ASSERT_TRUE(InitReal("preferred"));
   const int node = ForbiddenNode();
   ASSERT_LT(node, kMaxNodes);
   Mapping m(1 << 20);
@@ -370,7 +377,7 @@ TEST_F(RealMachineTest, ForbiddenNodeFailsCountedNotFatal) {
 }
 
 TEST_F(RealMachineTest, CurrentNodeIsTheCpusHome) {
-  InitReal("preferred");
+  ASSERT_TRUE(InitReal("preferred"));
   const int node = CurrentNode();
   EXPECT_TRUE(NodeOfKernelId(node) >= 0) << node;
 }

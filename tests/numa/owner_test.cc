@@ -13,7 +13,8 @@ namespace numa {
 namespace {
 
 constexpr uintptr_t kGiB = uintptr_t{1} << 30;
-constexpr uintptr_t kTiB = uintptr_t{1} << 40;
+// Window w's start, and the layout's end (numa/owner.h).
+uintptr_t W(int w) { return WindowStart(w); }
 
 class OwnerTable : public ::testing::Test {
  protected:
@@ -27,14 +28,15 @@ bool Unplaced(uintptr_t addr) {
 }
 
 TEST_F(OwnerTable, NothingIsPlacedWhileNoWindowHasAnOwner) {
-  for (uintptr_t addr : {uintptr_t{0}, uintptr_t{4096}, 257 * kGiB, kTiB + kGiB,
-                         63 * kTiB + kGiB, 127 * kTiB, ~uintptr_t{0}}) {
+  for (uintptr_t addr :
+       {uintptr_t{0}, uintptr_t{4096}, kNode0RegionStart, W(1) + kGiB,
+        W(63) + kGiB, uintptr_t{127} << 40, ~uintptr_t{0}}) {
     EXPECT_TRUE(Unplaced(addr)) << std::hex << addr;
   }
 }
 
 TEST_F(OwnerTable, AReservedPartIsItsNodesAndNothingAroundIt) {
-  const uintptr_t begin = 3 * kTiB + kGiB;
+  const uintptr_t begin = W(3) + kGiB;
   SetOwner(begin, 64 << 20, MemoryKind::kNode, 5);
   const Owner o = OwnerOf(begin + 4096);
   EXPECT_EQ(o.kind, MemoryKind::kNode);
@@ -43,8 +45,8 @@ TEST_F(OwnerTable, AReservedPartIsItsNodesAndNothingAroundIt) {
   EXPECT_EQ(OwnerOf(begin + (64 << 20) - 1).node, 5);
   EXPECT_TRUE(Unplaced(begin - 1)) << "the guard below the region";
   EXPECT_TRUE(Unplaced(begin + (64 << 20))) << "not reserved yet";
-  EXPECT_TRUE(Unplaced(3 * kTiB)) << "the window's start";
-  EXPECT_TRUE(Unplaced(begin + kTiB)) << "the next window";
+  EXPECT_TRUE(Unplaced(W(3))) << "the window's start";
+  EXPECT_TRUE(Unplaced(begin + kWindowSize)) << "the next window";
 
   // The region reserves more: the part grows, its start stays.
   SetOwner(begin + (64 << 20), 128 << 20, MemoryKind::kNode, 5);
@@ -55,20 +57,27 @@ TEST_F(OwnerTable, AReservedPartIsItsNodesAndNothingAroundIt) {
 }
 
 TEST_F(OwnerTable, AddressesAboveThePlacedAreaAreUnplaced) {
-  SetOwner(63 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 63);
-  EXPECT_EQ(OwnerOf(63 * kTiB + kGiB).node, 63);
-  SetOwner(81 * kTiB + kGiB, 64 << 20, MemoryKind::kNode, 1);
-  EXPECT_TRUE(Unplaced(81 * kTiB + kGiB)) << "no slot can be set there";
-  EXPECT_TRUE(Unplaced(127 * kTiB));
+  SetOwner(W(63) + kGiB, 64 << 20, MemoryKind::kNode, 63);
+  EXPECT_EQ(OwnerOf(W(63) + kGiB).node, 63);
+  SetOwner(kPlacedEnd + kGiB, 64 << 20, MemoryKind::kNode, 1);
+  EXPECT_TRUE(Unplaced(kPlacedEnd + kGiB)) << "no slot can be set there";
+  EXPECT_TRUE(Unplaced(uintptr_t{127} << 40));
+  if (kLayoutBase > 0) {
+    SetOwner(kLayoutBase - kGiB, 64 << 20, MemoryKind::kNode, 1);
+    EXPECT_TRUE(Unplaced(kLayoutBase - kGiB)) << "below the layout";
+  }
 }
 
-// A part that grows past a 256 GiB slot is found through every slot.
+// A part that grows past a slot (256 GiB; 2 GiB in sanitizer builds) is
+// found through every slot.
 TEST_F(OwnerTable, APartSpanningSlotsIsFoundInEach) {
-  const uintptr_t begin = 2 * kTiB + kGiB;
-  SetOwner(begin, 300 * kGiB, MemoryKind::kNode, 2);
-  EXPECT_EQ(OwnerOf(begin + 299 * kGiB).node, 2);
-  EXPECT_EQ(OwnerOf(begin + 299 * kGiB).kind, MemoryKind::kNode);
-  EXPECT_TRUE(Unplaced(begin + 300 * kGiB));
+  const uintptr_t slot = uintptr_t{1} << kSectorShift;
+  const uintptr_t begin = W(2) + kGiB;
+  const uintptr_t size = slot + slot / 8;
+  SetOwner(begin, size, MemoryKind::kNode, 2);
+  EXPECT_EQ(OwnerOf(begin + size - 4096).node, 2);
+  EXPECT_EQ(OwnerOf(begin + size - 4096).kind, MemoryKind::kNode);
+  EXPECT_TRUE(Unplaced(begin + size));
 }
 
 // Named-node memory has its kernel node; interleaved memory no node.
@@ -108,8 +117,8 @@ TEST_F(OwnerTable, ALayerThatIsOffPlacesNothing) {
   numa_test::SetFakeEnv({{"TCMALLOC_NUMA", "0"}});
   Init(numa_test::FakeGetenv);
   ASSERT_FALSE(Active());
-  EXPECT_TRUE(Unplaced(257 * kGiB));
-  EXPECT_TRUE(Unplaced(kTiB + kGiB));
+  EXPECT_TRUE(Unplaced(kNode0RegionStart));
+  EXPECT_TRUE(Unplaced(W(1) + kGiB));
 }
 
 }  // namespace

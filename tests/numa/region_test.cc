@@ -66,11 +66,13 @@ TEST(RegionWindow, DisjointOneWindowEach) {
     RegionWindow(node, &begin, &end);
     EXPECT_GT(begin, prev_end) << node;
     EXPECT_EQ(begin % kCommitGranule, 0u);
-    EXPECT_EQ(begin >> kWindowShift, static_cast<uintptr_t>(node));
-    EXPECT_EQ((end - 1) >> kWindowShift, static_cast<uintptr_t>(node));
+    EXPECT_EQ((begin - kLayoutBase) >> kWindowShift,
+              static_cast<uintptr_t>(node));
+    EXPECT_EQ((end - 1 - kLayoutBase) >> kWindowShift,
+              static_cast<uintptr_t>(node));
     prev_end = end;
   }
-  EXPECT_LE(prev_end, uintptr_t{64} << 40);
+  EXPECT_LE(prev_end, WindowStart(kWindows));
   // Then every named part, then interleaved memory, all below PIE
   // executables (85 TiB), each in its own owner-table slots.
   for (int id = kFirstNamedRegion; id < kRegions; ++id) {
@@ -81,7 +83,8 @@ TEST(RegionWindow, DisjointOneWindowEach) {
     EXPECT_NE(begin >> kSectorShift, (prev_end - 1) >> kSectorShift) << id;
     prev_end = end;
   }
-  EXPECT_LE(prev_end, uintptr_t{81} << 40);
+  EXPECT_LE(prev_end, kPlacedEnd);
+  EXPECT_LE(kPlacedEnd, uintptr_t{81} << 40);
 }
 
 // Node regions start at different offsets into upstream's page-map cache
@@ -103,7 +106,7 @@ TEST(RegionWindow, NodeStartsStaggeredOverThePageMapCachePeriod) {
   for (int node = 0; node < 64 && node < kMaxNodes; ++node) {
     phases.insert(phase(node));
     EXPECT_EQ(begin[node] % kCommitGranule, 0u) << node;
-    const uintptr_t window = static_cast<uintptr_t>(node) << kWindowShift;
+    const uintptr_t window = WindowStart(node);
     if (node > 0) {
       EXPECT_EQ((begin[node] - 1) >> 31, (window + kRegionGuard) >> 31)
           << node << ": the page before it shares the first page's leaf";

@@ -29,10 +29,17 @@ std::vector<int> Fallback(int node) {
   return std::vector<int>(out, out + n);
 }
 
-// Reads and finishes a topology; fails the test if that fails.
-void Load(const std::string& root, uint64_t allowed, Topology* t) {
-  ASSERT_TRUE(ReadSysfsTopology(root.c_str(), allowed, t));
-  ASSERT_TRUE(FinishTopology(t));
+// Reads and finishes a topology: ASSERT_TRUE(Load(...)), so that a failure
+// ends the test.
+[[nodiscard]] ::testing::AssertionResult Load(const std::string& root,
+                                              uint64_t allowed, Topology* t) {
+  if (!ReadSysfsTopology(root.c_str(), allowed, t)) {
+    return ::testing::AssertionFailure() << "ReadSysfsTopology " << root;
+  }
+  if (!FinishTopology(t)) {
+    return ::testing::AssertionFailure() << "FinishTopology " << root;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 class TopologyTest : public ::testing::Test {
@@ -48,7 +55,7 @@ class TopologyTest : public ::testing::Test {
 TEST_F(TopologyTest, TwoNodes) {
   std::string root = WriteFakeSysfs(
       "two", {{0, "0-1", "10 21", 1000}, {1, "2-3", "21 10", 1000}});
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   EXPECT_EQ(t_.online, 0b11u);
   EXPECT_EQ(t_.memory, 0b11u);
   EXPECT_EQ(t_.usable, 0b11u);
@@ -105,7 +112,7 @@ TEST_F(TopologyTest, FourNodesLinearDistances) {
   EXPECT_EQ(Fallback(0), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(Fallback(2), (std::vector<int>{1, 3, 0}));
   EXPECT_EQ(Fallback(3), (std::vector<int>{2, 1, 0}));
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   for (int cpu = 0; cpu < 8; ++cpu) EXPECT_EQ(t_.cpu_node[cpu], cpu / 2);
 }
 
@@ -117,7 +124,7 @@ TEST_F(TopologyTest, SparseNodeIds) {
                                                   {2, "2-3", "21 10 17", 100},
                                                   {5, "4", "31 17 10", 100},
                                               });
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   EXPECT_EQ(t_.online, 0b100101u);
   EXPECT_EQ(t_.distance[0][2], 21);
   EXPECT_EQ(t_.distance[0][5], 31);
@@ -146,7 +153,7 @@ TEST_F(TopologyTest, CpuOnlyNodeMapsToNearestMemoryNode) {
                                                    {1, "2-3", "25 10 15", 0},
                                                    {2, "4-5", "30 15 10", 100},
                                                });
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   EXPECT_EQ(t_.memory, 0b101u);
   EXPECT_EQ(t_.usable, 0b101u);
   EXPECT_EQ(t_.cpu_node[1], 0);
@@ -181,7 +188,7 @@ TEST_F(TopologyTest, MeminfoWhenHasMemoryIsAbsent) {
                                         {2, "4-5", "30 15 10", 100},
                                     },
                                     no_has_memory);
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   EXPECT_EQ(t_.memory, 0b101u);
   EXPECT_EQ(t_.cpu_node[2], 2);
 }
@@ -190,7 +197,7 @@ TEST_F(TopologyTest, MeminfoWhenHasMemoryIsAbsent) {
 TEST_F(TopologyTest, MemoryOnlyNodeIsFallbackNeverHome) {
   std::string root = WriteFakeSysfs(
       "memonly", {{0, "0-3", "10 14", 100}, {1, "", "14 10", 100}});
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   EXPECT_EQ(t_.with_cpus, 0b01u);
   EXPECT_EQ(t_.usable, 0b11u);
   for (int cpu = 0; cpu < kMaxCpus; ++cpu) ASSERT_EQ(t_.cpu_node[cpu], 0);
@@ -236,7 +243,7 @@ TEST_F(TopologyTest, CpuOnlyNodeNeverServedByMemoryOnlyNode) {
       WriteFakeSysfs("cpuonly-memonly", {{0, "0-1", "10 20 30", 100},
                                          {1, "2-3", "20 10 12", 0},
                                          {2, "", "30 12 10", 100}});
-  Load(root, kAll, &t_);
+  ASSERT_TRUE(Load(root, kAll, &t_));
   EXPECT_EQ(t_.usable, 0b101u);
   EXPECT_EQ(t_.cpu_node[2], 0);
   EXPECT_EQ(t_.cpu_node[3], 0);
@@ -248,7 +255,7 @@ TEST_F(TopologyTest, CpuOnlyNodeNeverServedByMemoryOnlyNode) {
 TEST_F(TopologyTest, MemoryOnlyNodeIsHomeWhenItIsAllThereIs) {
   std::string root = WriteFakeSysfs(
       "memonly2", {{0, "0-3", "10 14", 100}, {1, "", "14 10", 100}});
-  Load(root, uint64_t{1} << 1, &t_);
+  ASSERT_TRUE(Load(root, uint64_t{1} << 1, &t_));
   EXPECT_EQ(t_.usable, 0b10u);
   EXPECT_EQ(t_.cpu_node[0], 1);
   EXPECT_EQ(t_.default_node, 1);
@@ -264,7 +271,7 @@ TEST_F(TopologyTest, CpusetRestrictedAllowedMask) {
                                                   {3, "3", "25 30 15 10", 100},
                                               });
   const uint64_t allowed = 0b1010;
-  Load(root, allowed, &t_);
+  ASSERT_TRUE(Load(root, allowed, &t_));
   EXPECT_EQ(t_.usable, allowed);
   EXPECT_EQ(t_.cpu_node[0], 1);  // 20 to node 1, 25 to node 3
   EXPECT_EQ(t_.cpu_node[1], 1);

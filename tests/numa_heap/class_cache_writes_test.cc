@@ -33,6 +33,7 @@ class ReadOnlyEntry {
 
   Cache* cache() { return cache_; }
   // The page holding key's entry becomes read-only.
+  // ASSERT_NO_FATAL_FAILURE(Freeze()): a failure must end the test.
   void Freeze() {
     const uintptr_t entry =
         reinterpret_cast<uintptr_t>(memory_) +
@@ -52,7 +53,7 @@ constexpr Cache::K kKey = 0x123456789;  // a page number, as free() asks
 TEST(ClassCacheWrites, AnUnchangedEntryIsNotWrittenAgain) {
   ReadOnlyEntry entry(kKey);
   entry.cache()->Put(kKey, 17);
-  entry.Freeze();
+  ASSERT_NO_FATAL_FAILURE(entry.Freeze());
   entry.cache()->Put(kKey, 17);  // a store here would kill the test
   Cache::V value = 0;
   EXPECT_TRUE(entry.cache()->TryGet(kKey, &value));
@@ -65,7 +66,7 @@ TEST(ClassCacheWrites, AChangedEntryIsWritten) {
       {
         ReadOnlyEntry entry(kKey);
         entry.cache()->Put(kKey, 17);
-        entry.Freeze();
+        ASSERT_NO_FATAL_FAILURE(entry.Freeze());
         entry.cache()->Put(kKey, 18);
         _exit(0);
       },

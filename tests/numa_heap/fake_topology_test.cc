@@ -16,6 +16,7 @@
 
 #include "gperftools/malloc_extension.h"
 #include "gtest/gtest.h"
+#include "numa/owner.h"
 #include "tests/numa_heap/fake_two_nodes.h"
 
 namespace {
@@ -119,22 +120,25 @@ TEST_F(FakeTwoNodes, EveryBlockLiesInItsNodesRegion) {
     const uintptr_t begin = NodeProperty(node, "region_begin");
     const uintptr_t end = NodeProperty(node, "region_end");
     ASSERT_LT(begin, end) << "node " << node;
-    EXPECT_EQ(begin >> 40, static_cast<uintptr_t>(node));
+    EXPECT_EQ(
+        (begin - tcmalloc::numa::kLayoutBase) >> tcmalloc::numa::kWindowShift,
+        static_cast<uintptr_t>(node));
     // A new thread, so that its cache starts on the node it is pinned to.
-    std::thread([&] {
-      ASSERT_TRUE(PinToCpu(node));
-      for (size_t size : {16, 1000, 32 << 10, 256 << 10, 3 << 20}) {
-        void* p = malloc(size);
-        void* q = memalign(1 << 20, size);
-        for (void* block : {p, q}) {
-          const uintptr_t a = reinterpret_cast<uintptr_t>(block);
-          EXPECT_TRUE(a >= begin && a < end)
-              << "node " << node << " size " << size << " at " << block;
-        }
-        free(p);
-        free(q);
-      }
-    }).join();
+    ASSERT_NO_FATAL_FAILURE(
+        std::thread([&] {
+          ASSERT_TRUE(PinToCpu(node));
+          for (size_t size : {16, 1000, 32 << 10, 256 << 10, 3 << 20}) {
+            void* p = malloc(size);
+            void* q = memalign(1 << 20, size);
+            for (void* block : {p, q}) {
+              const uintptr_t a = reinterpret_cast<uintptr_t>(block);
+              EXPECT_TRUE(a >= begin && a < end)
+                  << "node " << node << " size " << size << " at " << block;
+            }
+            free(p);
+            free(q);
+          }
+        }).join());
     EXPECT_GT(NodeProperty(node, "region_committed_bytes"), 0u);
     EXPECT_GE(NodeProperty(node, "region_reserved_bytes"),
               NodeProperty(node, "region_committed_bytes"));

@@ -35,46 +35,48 @@ TEST(NodeHeapMetadata, ANodeWithoutItsHeapIsServedByTheOthers) {
       << "node 1 must not have allocated before the stand-in is in place";
   tcmalloc::numa::NodeHeaps::SetStorageForTest(NoMetadata);
 
-  std::thread([] {
-    ASSERT_TRUE(PinToCpu(1));
-    // Large: page-level memory from node 1's heap, which cannot be made.
-    const int saved_errno = errno = 1234;
-    void* big = malloc(4 << 20);
-    ASSERT_NE(big, nullptr);
-    EXPECT_EQ(errno, saved_errno) << "a served request leaves errno alone";
-    memset(big, 1, 4 << 20);
-    EXPECT_EQ(RegionOf(big), 0) << "node 0's heap served it";
-    free(big);
+  ASSERT_NO_FATAL_FAILURE(
+      std::thread([] {
+        ASSERT_TRUE(PinToCpu(1));
+        // Large: page-level memory from node 1's heap, which cannot be made.
+        const int saved_errno = errno = 1234;
+        void* big = malloc(4 << 20);
+        ASSERT_NE(big, nullptr);
+        EXPECT_EQ(errno, saved_errno) << "a served request leaves errno alone";
+        memset(big, 1, 4 << 20);
+        EXPECT_EQ(RegionOf(big), 0) << "node 0's heap served it";
+        free(big);
 
-    // Small: node 1's central lists cannot get a span; objects come from
-    // node 0's, and go back there whichever delete frees them.
-    const size_t borrowed_before = Property("tcmalloc.numa.borrowed_objects");
-    std::vector<void*> objects;
-    for (int i = 0; i < 20000; ++i) {
-      objects.push_back(::operator new(48));
-      memset(objects.back(), 2, 48);
-    }
-    EXPECT_GT(Property("tcmalloc.numa.borrowed_objects"), borrowed_before);
-    for (void* p : objects) EXPECT_EQ(RegionOf(p), 0);
-    for (size_t i = 0; i < objects.size(); ++i) {
-      if (i % 2 == 0) {
-        ::operator delete(objects[i], 48);
-      } else {
-        free(objects[i]);
-      }
-    }
-  }).join();
+        // Small: node 1's central lists cannot get a span; objects come from
+        // node 0's, and go back there whichever delete frees them.
+        const size_t borrowed_before =
+            Property("tcmalloc.numa.borrowed_objects");
+        std::vector<void*> objects;
+        for (int i = 0; i < 20000; ++i) {
+          objects.push_back(::operator new(48));
+          memset(objects.back(), 2, 48);
+        }
+        EXPECT_GT(Property("tcmalloc.numa.borrowed_objects"), borrowed_before);
+        for (void* p : objects) EXPECT_EQ(RegionOf(p), 0);
+        for (size_t i = 0; i < objects.size(); ++i) {
+          if (i % 2 == 0) {
+            ::operator delete(objects[i], 48);
+          } else {
+            free(objects[i]);
+          }
+        }
+      }).join());
 
   EXPECT_EQ(Property("tcmalloc.numa.node1.pageheap_system_bytes"), 0u);
   tcmalloc::numa::NodeHeaps::SetStorageForTest(nullptr);
   // With metadata back, node 1 makes its heap and serves itself.
-  std::thread([] {
-    ASSERT_TRUE(PinToCpu(1));
-    void* big = malloc(4 << 20);
-    ASSERT_NE(big, nullptr);
-    EXPECT_EQ(RegionOf(big), 1);
-    free(big);
-  }).join();
+  ASSERT_NO_FATAL_FAILURE(std::thread([] {
+                            ASSERT_TRUE(PinToCpu(1));
+                            void* big = malloc(4 << 20);
+                            ASSERT_NE(big, nullptr);
+                            EXPECT_EQ(RegionOf(big), 1);
+                            free(big);
+                          }).join());
 }
 
 }  // namespace

@@ -43,32 +43,34 @@ void MoveToCpu1() {
 TEST(RefillMoved, TheNewNodeServesAndTheUnwrittenSpanGoesBack) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
   ASSERT_EQ(Property("tcmalloc.numa.num_nodes"), 2u);
-  std::thread([] {
-    ASSERT_TRUE(PinToCpu(0));
-    free(malloc(64));  // this thread's cache, on node 0
-    const size_t moved = Property("tcmalloc.numa.refills_moved");
+  ASSERT_NO_FATAL_FAILURE(
+      std::thread([] {
+        ASSERT_TRUE(PinToCpu(0));
+        free(malloc(64));  // this thread's cache, on node 0
+        const size_t moved = Property("tcmalloc.numa.refills_moved");
 
-    g_move_armed = true;
-    tcmalloc::numa::NodeHeaps::SetAfterSpanForTest(MoveToCpu1);
-    void* p = malloc(kSize);
-    tcmalloc::numa::NodeHeaps::SetAfterSpanForTest(nullptr);
-    ASSERT_NE(p, nullptr);
-    EXPECT_FALSE(g_move_armed) << "the refill made no new span";
-    EXPECT_EQ(sched_getcpu(), 1);
-    EXPECT_EQ(RegionOf(p), 1) << "served by the node the thread now runs on";
-    EXPECT_EQ(Property("tcmalloc.numa.refills_moved") - moved, 1u);
-    free(p);
-  }).join();
+        g_move_armed = true;
+        tcmalloc::numa::NodeHeaps::SetAfterSpanForTest(MoveToCpu1);
+        void* p = malloc(kSize);
+        tcmalloc::numa::NodeHeaps::SetAfterSpanForTest(nullptr);
+        ASSERT_NE(p, nullptr);
+        EXPECT_FALSE(g_move_armed) << "the refill made no new span";
+        EXPECT_EQ(sched_getcpu(), 1);
+        EXPECT_EQ(RegionOf(p), 1)
+            << "served by the node the thread now runs on";
+        EXPECT_EQ(Property("tcmalloc.numa.refills_moved") - moved, 1u);
+        free(p);
+      }).join());
 
   // Node 0's span went back to its heap, whole: a new thread of node 0 gets
   // its objects of that class there, and its refill is not counted.
   const size_t moved = Property("tcmalloc.numa.refills_moved");
-  std::thread([] {
-    ASSERT_TRUE(PinToCpu(0));
-    void* q = malloc(kSize);
-    EXPECT_EQ(RegionOf(q), 0);
-    free(q);
-  }).join();
+  ASSERT_NO_FATAL_FAILURE(std::thread([] {
+                            ASSERT_TRUE(PinToCpu(0));
+                            void* q = malloc(kSize);
+                            EXPECT_EQ(RegionOf(q), 0);
+                            free(q);
+                          }).join());
   EXPECT_EQ(Property("tcmalloc.numa.refills_moved"), moved);
 }
 
@@ -78,10 +80,11 @@ TEST(RefillMoved, TheNewNodeServesAndTheUnwrittenSpanGoesBack) {
 TEST(RefillMoved, RefillsThatStayAreNotCounted) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
   const size_t moved = Property("tcmalloc.numa.refills_moved");
-  std::thread([] {
-    ASSERT_TRUE(PinToCpu(1));
-    for (int i = 0; i < 1000; ++i) free(malloc(100 + i * 64));
-  }).join();
+  ASSERT_NO_FATAL_FAILURE(std::thread([] {
+                            ASSERT_TRUE(PinToCpu(1));
+                            for (int i = 0; i < 1000; ++i)
+                              free(malloc(100 + i * 64));
+                          }).join());
   EXPECT_EQ(Property("tcmalloc.numa.refills_moved"), moved);
 }
 

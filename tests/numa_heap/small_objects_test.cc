@@ -118,7 +118,8 @@ class FakeTwoNodes : public ::testing::Test {
 // objects out again: most of `freed` comes back.
 void ExpectReusedOnNode0(const std::vector<void*>& freed, size_t size) {
   std::vector<void*> again;
-  OnCpu(0, [&] { again = AllocateMany(size, kObjects); });
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(0, [&] { again = AllocateMany(size, kObjects); }));
   EXPECT_EQ(Node0InboxBytes(), 0u);
   EXPECT_GT(Overlap(freed, again), kObjects / 2);
   FreeAll(again);
@@ -131,17 +132,18 @@ TEST_F(FakeTwoNodes, RemoteFreesGoBackToTheirOwner) {
   for (size_t size : kSizes) {
     SCOPED_TRACE("size " + std::to_string(size));
     std::vector<void*> from_node0, on_node1, node0_again;
-    OnCpu(0, [&] { from_node0 = AllocateMany(size, kObjects); });
+    ASSERT_NO_FATAL_FAILURE(
+        OnCpu(0, [&] { from_node0 = AllocateMany(size, kObjects); }));
     const size_t remote_before = Property("tcmalloc.numa.remote_free_objects");
     const size_t rerouted_before = Property("tcmalloc.numa.rerouted_objects");
     const size_t drained_before =
         Property("tcmalloc.numa.idle_drained_objects");
-    OnCpu(1, [&] {
+    ASSERT_NO_FATAL_FAILURE(OnCpu(1, [&] {
       FreeAll(from_node0);
       on_node1 = AllocateMany(size, kObjects);
       // Returns what the cache still holds, so the count below is exact.
       MallocExtension::instance()->MarkThreadIdle();
-    });
+    }));
     const int reused = Overlap(from_node0, on_node1);
     if (LocalControl()) {
       // The freeing thread's cache hands some out again (how many depends on
@@ -162,7 +164,8 @@ TEST_F(FakeTwoNodes, RemoteFreesGoBackToTheirOwner) {
     // Past TCMALLOC_NUMA_MAX_STRANDED_MB (16 MiB by default), node 1's growth
     // above released node 0's free spans, and node 0 takes other addresses.
     const bool stranded = size * kObjects > (size_t{16} << 20);
-    OnCpu(0, [&] { node0_again = AllocateMany(size, kObjects); });
+    ASSERT_NO_FATAL_FAILURE(
+        OnCpu(0, [&] { node0_again = AllocateMany(size, kObjects); }));
     if (!drained && !stranded) {
       EXPECT_GE(Overlap(from_node0, node0_again), kObjects / 2)
           << "node 0 did not get its objects back";
@@ -179,18 +182,19 @@ TEST_F(FakeTwoNodes, CentralFreeBytesArePerNode) {
   if (LocalControl()) GTEST_SKIP() << "owner mode only";
   constexpr size_t kSize = 256;
   std::vector<void*> all, freed, kept;
-  OnCpu(0, [&] { all = AllocateMany(kSize, 2 * kObjects); });
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(0, [&] { all = AllocateMany(kSize, 2 * kObjects); }));
   for (size_t i = 0; i < all.size(); ++i)
     (i % 2 ? freed : kept).push_back(all[i]);
   const size_t node0_before = CentralFreeBytes(0);
   const size_t node1_before = CentralFreeBytes(1);
-  OnCpu(1, [&] {
+  ASSERT_NO_FATAL_FAILURE(OnCpu(1, [&] {
     FreeAll(freed);
     MallocExtension::instance()->MarkThreadIdle();
-  });
+  }));
   // Logged remote frees wait in node 0's inbox until a refill on node 0
   // links them in: a new thread's first allocation is one.
-  OnCpu(0, [] {});
+  ASSERT_NO_FATAL_FAILURE(OnCpu(0, [] {}));
   // Not all of it: making room in a transfer cache may evict another class's
   // slot back to its spans, which leaves the central lists.
   EXPECT_GE(CentralFreeBytes(0), node0_before + kObjects * kSize * 3 / 4);
@@ -207,14 +211,14 @@ TEST_F(FakeTwoNodes, MigratedThreadStopsUsingItsOldNodesObjects) {
   const size_t flushed_before =
       Property("tcmalloc.numa.migration_flushed_objects");
   std::vector<void*> on_node0, on_node1;
-  OnCpu(0, [&] {
+  ASSERT_NO_FATAL_FAILURE(OnCpu(0, [&] {
     on_node0 = AllocateMany(64, kObjects);
     FreeAll(on_node0);  // now cached in this thread, node 0's group
     ASSERT_TRUE(PinToCpu(1));
     void* volatile page_level = malloc(1 << 20);  // a slow path
     free(page_level);
     on_node1 = AllocateMany(64, kObjects);
-  });
+  }));
   EXPECT_EQ(Overlap(on_node0, on_node1), 0);
   EXPECT_GE(Property("tcmalloc.numa.thread_migrations"), migrations_before + 1);
   EXPECT_GT(Property("tcmalloc.numa.migration_flushed_objects"),
@@ -233,9 +237,11 @@ template <typename FreeOnNode1>
 void ExpectRemoteFreesUntouched(size_t size, size_t inbox_at_least,
                                 FreeOnNode1 free_on_node1) {
   std::vector<void*> objects;
-  OnCpu(0, [&] { objects = AllocateMany(size, kObjects); });
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(0, [&] { objects = AllocateMany(size, kObjects); }));
   const size_t inbox_before = Node0InboxBytes();
   const int untouched = free_on_node1(objects);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure()) << "node 1's thread failed";
   if (OwnerListsControl()) {
     EXPECT_LT(untouched, kObjects / 2) << "the measure sees list pointers";
     EXPECT_EQ(Node0InboxBytes(), 0u);
@@ -270,26 +276,28 @@ TEST_F(FakeTwoNodes, IdleThreadLeavesNoThreadCacheBytes) {
   if (LocalControl()) GTEST_SKIP() << "owner mode only";
   constexpr size_t kSize = 1024;
   std::vector<void*> objects;
-  OnCpu(0, [&] { objects = AllocateMany(kSize, kObjects); });
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(0, [&] { objects = AllocateMany(kSize, kObjects); }));
   // Earlier tests' remote frees wait in node 0's inbox; a refill there links
   // them in before the count starts.
-  OnCpu(0, [] {});
+  ASSERT_NO_FATAL_FAILURE(OnCpu(0, [] {}));
   const int64_t thread_before =
       Bytes("tcmalloc.current_total_thread_cache_bytes");
   const int64_t central_before = Bytes("tcmalloc.central_cache_free_bytes");
   int64_t inbox = 0;
-  OnCpu(1, [&] {
+  ASSERT_NO_FATAL_FAILURE(OnCpu(1, [&] {
     FreeAll(objects);
     MallocExtension::instance()->MarkThreadIdle();
     inbox = Node0InboxBytes();
-  });
+  }));
   if (!OwnerListsControl()) {
     EXPECT_GE(inbox, static_cast<int64_t>(kObjects * kSize) / 2)
         << "the remote frees were not handed to node 0";
   }
   EXPECT_LE(Bytes("tcmalloc.current_total_thread_cache_bytes"), thread_before);
   EXPECT_GE(Bytes("tcmalloc.central_cache_free_bytes") - central_before, inbox);
-  OnCpu(0, [] {});  // links them in for the tests after this one
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(0, [] {}));  // links them in for the tests after this one
 }
 
 // The same for a thread that never allocates, so has no cache (xmalloc-test's
@@ -321,10 +329,11 @@ TEST_F(FakeTwoNodes, TransferCachesShareVanillasCap) {
   constexpr size_t kNodeCap = 32 * 32 * 48;
   // Earlier tests' remote frees wait in node 0's inbox; a refill there links
   // them in (into transfer caches too) before the count starts.
-  OnCpu(0, [] {});
+  ASSERT_NO_FATAL_FAILURE(OnCpu(0, [] {}));
   const size_t before = Property("tcmalloc.transfer_cache_free_bytes");
   // A thread that exits returns its cache to node 0's lists in batches.
-  OnCpu(0, [] { FreeAll(AllocateMany(48, 4 * kObjects)); });
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(0, [] { FreeAll(AllocateMany(48, 4 * kObjects)); }));
   const size_t held = Property("tcmalloc.transfer_cache_free_bytes") - before;
   EXPECT_GE(held, kNodeCap * 3 / 4) << "the cache filled up";
   EXPECT_LE(held, kNodeCap + 8192) << "node 0 kept more than its share";
@@ -335,19 +344,20 @@ TEST_F(FakeTwoNodes, TransferCachesShareVanillasCap) {
 // page heap) once node 0 has made enough refills to see node 1 idle
 // (numa/idle_nodes.h: (kQuietLooks + 1) * 1024 refills).
 TEST_F(FakeTwoNodes, IdleNodesCachesAreGivenBack) {
-  OnCpu(1, [] { FreeAll(AllocateMany(64, 8 * kObjects)); });
+  ASSERT_NO_FATAL_FAILURE(
+      OnCpu(1, [] { FreeAll(AllocateMany(64, 8 * kObjects)); }));
   const size_t cached = CentralFreeBytes(1);
   ASSERT_GE(cached, size_t{64} * kObjects) << "node 1 kept nothing to give";
   const size_t drained_before = Property("tcmalloc.numa.idle_drained_objects");
 
-  OnCpu(0, [] {
+  ASSERT_NO_FATAL_FAILURE(OnCpu(0, [] {
     // Refills: 16-byte objects come 32 to a refill once a list is warm.
     for (int round = 0; round < 4; ++round) {
       FreeAll(AllocateMany(16, 32 * kObjects));
       // Returns them to node 0's central lists, so the next round refills.
       MallocExtension::instance()->MarkThreadIdle();
     }
-  });
+  }));
   // What stays is free space in spans that still hold live objects.
   EXPECT_LE(CentralFreeBytes(1), cached / 2);
   // At least the 64-byte class's share of the transfer cache: 32 entries of
@@ -371,7 +381,7 @@ TEST_F(FakeTwoNodes, ZZ_ANodeThatCannotGrowBorrowsObjectsNotSpans) {
   const size_t borrowed = Property("tcmalloc.numa.borrowed_objects");
   const size_t rerouted = Property("tcmalloc.numa.rerouted_objects");
   std::vector<void*> objects;
-  OnCpu(1, [&] {
+  ASSERT_NO_FATAL_FAILURE(OnCpu(1, [&] {
     // Twice what node 1 reserved, in 1 KiB objects.
     const size_t n =
         2 * Property("tcmalloc.numa.node1.region_reserved_bytes") / 1024;
@@ -379,7 +389,7 @@ TEST_F(FakeTwoNodes, ZZ_ANodeThatCannotGrowBorrowsObjectsNotSpans) {
       objects.push_back(::operator new(1024));
       memset(objects.back(), 7, 1024);
     }
-  });
+  }));
   int on_node[2] = {0, 0};
   for (void* p : objects) {
     const int node = RegionOf(p);
@@ -391,7 +401,7 @@ TEST_F(FakeTwoNodes, ZZ_ANodeThatCannotGrowBorrowsObjectsNotSpans) {
   EXPECT_GE(Property("tcmalloc.numa.borrowed_objects") - borrowed,
             static_cast<size_t>(on_node[0]));
   EXPECT_GT(Property("tcmalloc.numa.region_failures"), 0u);
-  OnCpu(1, [&] {
+  ASSERT_NO_FATAL_FAILURE(OnCpu(1, [&] {
     for (size_t i = 0; i < objects.size(); ++i) {
       if (i % 2 == 0) {
         ::operator delete(objects[i], 1024);
@@ -399,7 +409,7 @@ TEST_F(FakeTwoNodes, ZZ_ANodeThatCannotGrowBorrowsObjectsNotSpans) {
         free(objects[i]);
       }
     }
-  });
+  }));
   EXPECT_EQ(Property("tcmalloc.numa.rerouted_objects"), rerouted)
       << "every object went straight back to its owner's lists";
 }
