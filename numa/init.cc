@@ -218,13 +218,9 @@ void DecideCooperation(Balancing knob) {
       s.first_touch_nodes == 0) {
     return;
   }
-  if (knob == Balancing::kIgnore) {
-    s.balancing = Cooperation::kIgnored;
-  } else if (s.refused.move_pages != 0) {
-    s.balancing = Cooperation::kBlind;
-  } else {
-    s.balancing = Cooperation::kCooperating;
-  }
+  s.balancing = knob == Balancing::kIgnore || s.refused.move_pages != 0
+                    ? Cooperation::kUnchecked
+                    : Cooperation::kCooperating;
 }
 
 // A fresh metadata mapping (numa/sparse_memory.h) bound as

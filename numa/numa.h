@@ -125,11 +125,11 @@ NUMA_TCMALLOC_HIDDEN bool ReuseByWitness();
 enum class Cooperation : uint8_t {
   kNone = 0,  // the kernel moves no page of ours (balancing off, the layer
               // off, a fake topology, no node left to first touch)
-  kCooperating =
-      1,         // freed small-object spans are checked, moved ones released
-  kIgnored = 2,  // the kernel moves pages; TCMALLOC_NUMA_BALANCING=ignore
-  kBlind = 3,    // the kernel moves pages; move_pages, which would see them,
-                 // is refused
+  kCooperating = 1,  // freed small-object spans are checked, moved ones
+                     // released
+  kUnchecked = 2,    // the kernel moves pages and the heaps do not look:
+                     // TCMALLOC_NUMA_BALANCING=ignore, or move_pages, which
+                     // would see them, is refused (RefusedCalls says which)
 };
 NUMA_TCMALLOC_HIDDEN Cooperation BalancingCooperation();
 // BalancingCooperation() == kCooperating, for hot paths.
