@@ -117,9 +117,10 @@ Config ParseConfig(GetenvFn getenv_fn) {
   Config c = kDefaultConfig;
   if (getenv_fn == nullptr) return c;
   c.mode = ParseMode(Get(getenv_fn, "TCMALLOC_NUMA"));
+  // Off is vanilla: no other knob is read, not even to warn about it.
+  if (c.mode == Mode::kOff) return c;
   c.interleave_above =
       ParseInterleaveAbove(Get(getenv_fn, "TCMALLOC_NUMA_INTERLEAVE_ABOVE"));
-  if (c.mode == Mode::kOff) return c;
   c.policy = ParsePolicy(Get(getenv_fn, "TCMALLOC_NUMA_POLICY"));
   c.fake_nodes = ParseFakeNodes(Get(getenv_fn, "TCMALLOC_NUMA_FAKE_NODES"));
   c.stats = ParseStats(Get(getenv_fn, "TCMALLOC_NUMA_STATS"));

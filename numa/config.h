@@ -66,8 +66,7 @@ struct Config {
   Balancing balancing;     // TCMALLOC_NUMA_BALANCING
   uint32_t max_stranded_mb;  // TCMALLOC_NUMA_MAX_STRANDED_MB
   // TCMALLOC_NUMA_INTERLEAVE_ABOVE: page-level blocks of at least this many
-  // bytes are interleaved; 0 = off. Read even with TCMALLOC_NUMA=0, which
-  // turns off automatic placement, not a placement the user asks for.
+  // bytes are interleaved; 0 = off.
   uint64_t interleave_above;
 };
 
@@ -93,8 +92,8 @@ using GetenvFn = const char* (*)(const char*);
 // and writes exactly one warning line to stderr (fd 2), e.g.
 //   tcmalloc: ignoring TCMALLOC_NUMA_POLICY=foo (expected
 //   local|preferred|bind); using local
-// With TCMALLOC_NUMA=0 the other knobs are not read at all (vanilla), but
-// TCMALLOC_NUMA_INTERLEAVE_ABOVE.
+// With TCMALLOC_NUMA=0 no other knob is read at all (vanilla); the placement
+// calls the program makes itself (numa/placed.h) still work.
 Config ParseConfig(GetenvFn getenv_fn);
 
 }  // namespace numa

@@ -181,15 +181,12 @@ void DumpBalancing(TCMalloc_Printer* out) {
           CountOf(Counter::kMovedSpansReleased),
           CountOf(Counter::kMovedSpansKept));
       return;
-    case Cooperation::kIgnored:
-      out->printf(
-          "NUMA balancing: the kernel moves pages; ignored "
-          "(TCMALLOC_NUMA_BALANCING=ignore)\n");
-      return;
-    case Cooperation::kBlind:
-      out->printf(
-          "NUMA balancing: the kernel moves pages; not seen (move_pages "
-          "refused)\n");
+    case Cooperation::kUnchecked:
+      out->printf(RefusedCalls().move_pages != 0
+                      ? "NUMA balancing: the kernel moves pages; not seen "
+                        "(move_pages refused)\n"
+                      : "NUMA balancing: the kernel moves pages; ignored "
+                        "(TCMALLOC_NUMA_BALANCING=ignore)\n");
       return;
   }
 }
@@ -312,8 +309,8 @@ bool GetNumaProperty(const char* name, size_t* value) {
     *value = NodesWithCentralLists();
     return true;
   }
-  // kernel_balancing: 0 no page of ours moves, 1 cooperating, 2 ignored,
-  // 3 not seen (move_pages refused): the values of Cooperation.
+  // kernel_balancing: 0 no page of ours moves, 1 cooperating, 2 not
+  // checked (ignored, or move_pages refused): the values of Cooperation.
   if (strcmp(key, "kernel_balancing") == 0) {
     *value = static_cast<size_t>(BalancingCooperation());
     return true;

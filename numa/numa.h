@@ -30,11 +30,10 @@
 #include <stdint.h>
 
 #include "numa/config.h"
-#include "numa/node_class.h"
+#include "numa/counters.h"
 #include "numa/nodes.h"
-#include "numa/owner.h"
 #include "numa/policy.h"
-#include "numa/region.h"
+#include "numa/small_objects.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -126,11 +125,11 @@ NUMA_TCMALLOC_HIDDEN bool ReuseByWitness();
 enum class Cooperation : uint8_t {
   kNone = 0,  // the kernel moves no page of ours (balancing off, the layer
               // off, a fake topology, no node left to first touch)
-  kCooperating =
-      1,         // freed small-object spans are checked, moved ones released
-  kIgnored = 2,  // the kernel moves pages; TCMALLOC_NUMA_BALANCING=ignore
-  kBlind = 3,    // the kernel moves pages; move_pages, which would see them,
-                 // is refused
+  kCooperating = 1,  // freed small-object spans are checked, moved ones
+                     // released
+  kUnchecked = 2,    // the kernel moves pages and the heaps do not look:
+                     // TCMALLOC_NUMA_BALANCING=ignore, or move_pages, which
+                     // would see them, is refused (RefusedCalls says which)
 };
 NUMA_TCMALLOC_HIDDEN Cooperation BalancingCooperation();
 // BalancingCooperation() == kCooperating, for hot paths.
@@ -172,177 +171,9 @@ NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
 NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
 NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
 
-namespace internal {
-// What the allocator built for small objects; read on its slow paths and in
-// free()'s page map cache miss, so read inline. Set once, during Init, but
-// for lists_made, which grows as nodes' first thread caches appear.
-struct SmallObjects {
-  int nodes_with_central_lists;
-  bool node_classes;
-  bool strays;  // several sets of lists, and caches that do not sort by owner
-  bool sized_free_by_owner;  // node classes, or placed memory may exist
-  uint64_t lists_made;       // bit n: node n's lists are made
-};
-NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
-// Set once StartPlacement succeeded; never cleared but by tests.
-NUMA_TCMALLOC_HIDDEN extern bool g_placement_started;
-}  // namespace internal
-
-// The CPU nodes whose central lists the allocator has actually built: 1
-// until it builds them per node and records it here (which marks none of
-// them made yet when there are several). Introspection reads
-// this, not NumCpuNodes(), so that it indexes only lists that exist (and
-// builds without them: it comes before the per-node lists in the series).
-NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
-inline int NodesWithCentralLists() {
-  return internal::g_small_objects.nodes_with_central_lists;
-}
-
-// The CPU node whose central lists serve the calling thread: its node, or
-// node 0 with one set of lists.
-inline int ThisThreadsListNode() {
-  const int node = CurrentNode();
-  return node < NodesWithCentralLists() ? node : 0;
-}
-
-// True once CPU node `node`'s central lists are made. With one set of lists
-// (vanilla's) they are from the start; with several, a node's are made by
-// its first thread cache (numa/central_lists.h). Objects of a node exist
-// only after its lists are made (they come from them), so only paths that
-// visit every node's lists (stats, fork handlers, the idle drain) ask.
-inline bool NodeListsMade(int node) {
-  return (__atomic_load_n(&internal::g_small_objects.lists_made,
-                          __ATOMIC_ACQUIRE) >>
-          node) &
-         1;
-}
-NUMA_TCMALLOC_HIDDEN void MarkNodeListsMade(int node);
-
-// Node classes: the page map's class cache stores NodeClass(owner, class)
-// and thread caches file objects under their owner's lists. On from the
-// moment the thread caches can do it (they set it up) when several CPU
-// nodes have lists and TCMALLOC_NUMA_REMOTE_FREE=owner.
-NUMA_TCMALLOC_HIDDEN void SetNodeClasses(bool on);
-inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
-
-// True when an object can reach a central list other than its owner's:
-// there are several sets of lists and thread caches do not sort by owner
-// (TCMALLOC_NUMA_REMOTE_FREE=local), or a thread without a cache frees
-// through the plain class. With node classes every object goes straight to
-// its owner's list, and the lists need not look.
-inline bool StraysPossible() { return internal::g_small_objects.strays; }
-
-// --- Memory the program places itself (numa/placed.h has the API). ---
-
-// Starts placement: finds the kernel nodes the process may place memory on
-// (the layer's usable nodes, or, with the layer off, the cpuset's nodes that
-// have memory, narrowed by a membind task policy, read now), probes weighted
-// interleave and gives the placed regions (numa/region.h) their binder. The
-// first call decides; later ones return its answer. False if no node could
-// be found, or if there are two or more and the kernel refuses mbind (no
-// placement could be kept): PlacementError() says which.
-NUMA_TCMALLOC_HIDDEN bool StartPlacement();
-// Why StartPlacement failed: ENOMEM (no node), EPERM (mbind refused); 0
-// before it was tried or when it succeeded.
-NUMA_TCMALLOC_HIDDEN int PlacementError();
-// True once StartPlacement succeeded: placed memory may exist.
-inline bool PlacementStarted() {
-  return __atomic_load_n(&internal::g_placement_started, __ATOMIC_ACQUIRE);
-}
-// The kernel node ids placement may use, bit k for node k (0 before
-// StartPlacement was tried; the nodes it found even if it failed for EPERM).
-NUMA_TCMALLOC_HIDDEN uint64_t PlacementNodes();
-// TCMALLOC_NUMA_INTERLEAVE_ABOVE in bytes; 0 when off.
-NUMA_TCMALLOC_HIDDEN uint64_t InterleaveAbove();
-// True when region `id` (numa/region.h) may grow: a node region while the
-// layer is active, a placed region once placement started.
-NUMA_TCMALLOC_HIDDEN bool HasRegion(int id);
-// The region of placed memory owned as `o` (IsPlaced(o)).
-inline int PlacedRegionOf(Owner o) {
-  return o.kind == MemoryKind::kInterleaved ? kInterleavedRegion
-                                            : NamedRegion(o.node);
-}
-
-// The region whose central lists take `object` (numa/central_lists.h): its
-// owner's, a node's or placed memory's (numa/region.h), or node 0's when
-// all nodes share one set of lists.
-inline int ListRegionOf(const void* object) {
-  if (NodesWithCentralLists() == 1 && !PlacementStarted()) return 0;
-  const Owner o = OwnerOf(object);
-  if (__builtin_expect(IsPlaced(o), 0)) return PlacedRegionOf(o);
-  return NodesWithCentralLists() == 1 ? 0 : o.node;
-}
-
-// The value the page map caches for an object of class cl of node `node`'s
-// lists: the node class with node classes, else the plain class.
-inline uint32_t CachedClass(int node, uint32_t cl) {
-  return NodeClasses() ? NodeClass(node, cl) : cl;
-}
-
-// The same for `object`, a node's memory (not placed memory, whose class is
-// never cached): with node classes there are lists per node, so its owner
-// node's lists take it.
-inline uint32_t CachedClassOf(const void* object, uint32_t cl) {
-  return NodeClasses() ? NodeClass(OwnerOf(object).node, cl) : cl;
-}
-
-// True when `cached`, the page map's cached value for `object`, is what
-// Populate or free() would have written for it: class cl and, with node
-// classes, the object's owner (Debug builds check every cache hit).
-inline bool CachedClassIs(uint32_t cached, const void* object, uint32_t cl) {
-  return BaseClass(cached) == cl && cached == CachedClassOf(object, cl);
-}
-
-// True when a sized delete cannot trust the size alone and must look at the
-// address: the size names the class but not the owner (node classes), or
-// the object may be placed memory, which thread caches never hold
-// (numa/sized_delete.h).
-inline bool SizedFreeNeedsOwner() {
-  // A plain load, one compare with memory: on every sized delete. Set once
-  // (Init, the first placement), before any object it concerns exists.
-  return internal::g_small_objects.sized_free_by_owner;
-}
-
 // Counters for introspection (MallocExtension properties, stats).
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
 NUMA_TCMALLOC_HIDDEN uint64_t MbindFailures();
-
-// Event counters, bumped on slow paths only (relaxed atomics).
-enum class Counter : int {
-  kRemoteFreeObjects,    // objects a thread cache returned to another node
-  kThreadMigrations,     // thread caches that found their thread on a new node
-  kFlushedObjects,       // objects returned by the flush migration policy
-  kReroutedObjects,      // objects a central list handed on to their owner's
-  kIdleDrainedObjects,   // objects idle nodes' transfer caches gave back
-  kBorrowedObjects,      // objects a thread took from another node's list
-  kReleasedForReuse,     // large blocks released on their way back to their
-                         // heap, their pages lying on another node
-  kWitnessedReturns,     // large blocks judged by ReuseWitness on their way
-                         // back (move_pages refused)
-  kMovedSpansChecked,    // small-object spans whose page nodes were sampled,
-                         // coming back or going to a list
-                         // (CooperatesWithBalancing)
-  kMovedSpansReleased,   // of those, released: the kernel had moved pages away
-  kMovedSpansKept,       // of those, kept: moved away again after a release
-  kInboxFullObjects,     // remote frees the freeing thread linked in itself:
-                         // their owner's inbox was full
-  kRefillsMoved,         // refills whose thread the scheduler moved to another
-                         // node before it wrote a new span: the span went
-                         // back, and the thread's new node served it
-  kUnstrandingByOwner,   // releases and retirements a growing node asked of
-                         // another, done by that node's own thread
-  kUnstrandingByGrower,  // done on another node's heap by a growing node
-                         // (beyond the stranded bound, a memory-only node,
-                         // an owner that had not done it by the next growth)
-  kNumCounters,
-};
-NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);
-NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(Counter c);
-// Puts each CPU node's counters on a page of its own (numa/node_pages.h):
-// AddToCounter writes the row of the calling thread's node.
-NUMA_TCMALLOC_HIDDEN void PlaceCountersOnNodePages();
-// Node `node`'s row of counters (tests ask where it lies).
-NUMA_TCMALLOC_HIDDEN const void* CountersOf(int node);
 
 }  // namespace numa
 }  // namespace tcmalloc

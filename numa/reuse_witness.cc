@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "numa/byte_stream.h"
-#include "numa/line.h"
 #include "numa/numa.h"
 #include "numa/parse.h"
 #include "numa/sparse_memory.h"
@@ -89,47 +88,6 @@ uint64_t PresentPages(uintptr_t start, size_t bytes, unsigned char* vec,
 
 // Under the page heap lock a static vector: 64 MiB of pages a call.
 unsigned char g_vec[16384];
-
-// Thread `tid`'s page faults and the CPU it last ran on, from
-// /proc/self/task/<tid>/stat (fields 10 and 12, and 39). False if it is gone.
-bool OtherThread(int tid, uint64_t* faults, int* cpu) {
-  Line p;
-  p.Add("/proc/self/task/").AddUint(static_cast<unsigned>(tid)).Add("/stat");
-  if (!p.ok()) return false;
-  ByteStream in(p.c_str());
-  char line[1024];
-  bool fits;
-  if (!in.ok() || !ReadLine(&in, line, sizeof(line), &fits) || !fits) {
-    return false;
-  }
-  // The command name, in parentheses, may hold anything: count from the
-  // last ')'. Field 3 is the first after it.
-  const char* s = nullptr;
-  for (const char* c = line; *c != '\0'; ++c) {
-    if (*c == ')') s = c;
-  }
-  if (s == nullptr) return false;
-  uint64_t minflt = 0, majflt = 0, last_cpu = 0;
-  int field = 2;
-  for (++s; *s != '\0';) {
-    while (*s == ' ') ++s;
-    if (*s == '\0') break;
-    ++field;
-    uint64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; ++s) v = v * 10 + (*s - '0');
-    while (*s != '\0' && *s != ' ') ++s;
-    if (field == 10) minflt = v;
-    if (field == 12) majflt = v;
-    if (field == 39) {
-      last_cpu = v;
-      break;
-    }
-  }
-  if (field != 39) return false;
-  *faults = minflt + majflt;
-  *cpu = static_cast<int>(last_cpu);
-  return true;
-}
 
 // Finds and removes the note of the block at `start` into *note.
 bool TakeNote(uintptr_t start, Note* note) {
@@ -224,20 +182,15 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   // Too few gained pages to matter (WitnessSaysRelease keeps the block on
   // its other threads' faults alone): no counter need be read.
   if (w->gained_pages * 20 <= w->block_pages) return true;
-  uint64_t thread_faults = 0;
-  int now_node = -1;
-  if (note.tid == static_cast<int>(RawSyscall(SYS_gettid))) {
-    thread_faults = Faults(RUSAGE_THREAD);
-    now_node = CurrentNode();
-  } else {
-    int cpu = -1;
-    if (!OtherThread(note.tid, &thread_faults, &cpu)) {
-      // Gone: its faults are among the process's, and its node unknown.
-      thread_faults = note.thread_faults;
-      cpu = -1;
-    }
-    now_node = cpu >= 0 ? NodeOfCpu(cpu) : -1;
-  }
+  // Another thread's fault count could only come from /proc, a file read
+  // under the page heap lock: a block its taker does not return is judged
+  // as one whose taker is gone, and released (it gained enough pages to
+  // matter, and nobody can say who faulted them).
+  const bool taker_returns =
+      note.tid == static_cast<int>(RawSyscall(SYS_gettid));
+  const uint64_t thread_faults =
+      taker_returns ? Faults(RUSAGE_THREAD) : note.thread_faults;
+  const int now_node = taker_returns ? CurrentNode() : -1;
   const uint64_t process_faults = Faults(RUSAGE_SELF);
   const uint64_t mine = thread_faults >= note.thread_faults
                             ? thread_faults - note.thread_faults
@@ -286,12 +239,6 @@ void SetPagesPerFault(uint64_t pages) {
 
 uint64_t UnnotedBlocks() {
   return __atomic_load_n(&g_unnoted, __ATOMIC_RELAXED);
-}
-
-void ResetWitnessForTest() {
-  if (g_notes != nullptr) memset(g_notes, 0, kNotes * sizeof(Note));
-  g_unnoted = 0;
-  memset(g_released, 0, sizeof(g_released));
 }
 
 }  // namespace numa

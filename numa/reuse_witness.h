@@ -6,8 +6,7 @@
 //
 // Notes live in a table of their own (SparseAlloc'd at the first note),
 // guarded by the page heap lock that the callers hold. Raw syscalls only:
-// gettid, getrusage, mincore, and for a block another thread returns, a read
-// of /proc/self/task/<tid>/stat.
+// gettid, getrusage and mincore; no file is read.
 //
 // Inside the gperftools tree this file lives at src/numa/reuse_witness.h.
 #ifndef NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
@@ -65,9 +64,6 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w);
 // Read once, by Init, when the witness will be used.
 uint64_t ReadPagesPerFault();
 void SetPagesPerFault(uint64_t pages);
-
-// Tests only: forgets every note.
-void ResetWitnessForTest();
 
 }  // namespace numa
 }  // namespace tcmalloc

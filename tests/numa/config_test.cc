@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/numa/fake_sysfs.h"
@@ -223,13 +224,23 @@ TEST(Config, InterleaveAboveBadValuesWarnAndStayOff) {
   }
 }
 
-// Interleaving is the user's own placement: TCMALLOC_NUMA=0 keeps it.
-TEST(Config, OffKeepsInterleaveAbove) {
-  std::string w;
-  Config c = ParseWith(
-      {{"TCMALLOC_NUMA", "0"}, {"TCMALLOC_NUMA_INTERLEAVE_ABOVE", "64M"}}, &w);
+std::vector<std::string>* g_names_read;
+
+const char* RecordingGetenv(const char* name) {
+  g_names_read->push_back(name);
+  if (std::string(name) == "TCMALLOC_NUMA") return "0";
+  return "64M";
+}
+
+// TCMALLOC_NUMA=0 is vanilla: no other variable is even looked up, so
+// TCMALLOC_NUMA_INTERLEAVE_ABOVE (automatic placement) stays off too.
+TEST(Config, OffReadsOnlyItsOwnVariable) {
+  std::vector<std::string> names;
+  g_names_read = &names;
+  const Config c = ParseConfig(RecordingGetenv);
   EXPECT_EQ(c.mode, Mode::kOff);
-  EXPECT_EQ(c.interleave_above, uint64_t{64} << 20);
+  EXPECT_EQ(c.interleave_above, 0u);
+  EXPECT_EQ(names, std::vector<std::string>{"TCMALLOC_NUMA"});
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 
 #include "gtest/gtest.h"
 #include "numa/numa.h"
-#include "numa/numa_testing.h"
 #include "numa/sparse_memory.h"
 #include "tests/numa/fake_sysfs.h"
+#include "tests/numa/layer_testing.h"
 #include "tests/numa/stderr_capture.h"
 
 namespace tcmalloc {
@@ -96,13 +96,13 @@ TEST_F(CooperationTest, BoundNodesAreNotChecked) {
 TEST_F(CooperationTest, IgnoreKnob) {
   SetFakeEnv({{"TCMALLOC_NUMA_BALANCING", "ignore"}});
   const Machine m("ignore", "1");
-  EXPECT_EQ(InitAndRead(m.Kernel()), Cooperation::kIgnored);
+  EXPECT_EQ(InitAndRead(m.Kernel()), Cooperation::kUnchecked);
   EXPECT_FALSE(CooperatesWithBalancing());
 }
 
 TEST_F(CooperationTest, MovePagesRefusedIsBlind) {
   const Machine m("blind", "1");
-  EXPECT_EQ(InitAndRead(m.Kernel(EPERM)), Cooperation::kBlind);
+  EXPECT_EQ(InitAndRead(m.Kernel(EPERM)), Cooperation::kUnchecked);
   EXPECT_FALSE(CooperatesWithBalancing());
 }
 

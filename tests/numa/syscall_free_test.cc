@@ -16,9 +16,9 @@
 #include "gtest/gtest.h"
 #include "numa/mempolicy.h"
 #include "numa/numa.h"
-#include "numa/numa_testing.h"
 #include "numa/topology.h"
 #include "tests/numa/fake_sysfs.h"
+#include "tests/numa/layer_testing.h"
 
 namespace tcmalloc {
 namespace numa {

@@ -8,8 +8,8 @@
 
 #include "gtest/gtest.h"
 #include "numa/numa.h"
-#include "numa/numa_testing.h"
 #include "tests/numa/fake_sysfs.h"
+#include "tests/numa/layer_testing.h"
 
 namespace tcmalloc {
 namespace numa {

@@ -1,7 +1,9 @@
 // A fixed allocation sequence for comparing two allocators byte for byte:
 // the same calls, then the allocator's own GetStats text and properties.
 //
-//   alloc_script stats           prints GetStats and generic properties
+//   alloc_script stats [--big-mib M]
+//                                prints GetStats and generic properties; with
+//                                --big-mib, after one written M MiB block
 //   alloc_script churn N [--extra-syscall]
 //                                N page-level + small malloc/free pairs; the
 //                                flag adds one syscall per pair, so the
@@ -47,7 +49,14 @@ void RunFixedSequence() {
   for (size_t i = 1; i < blocks.size(); i += 2) free(blocks[i]);
 }
 
-int PrintStats() {
+int PrintStats(long big_mib) {
+  if (big_mib > 0) {
+    const size_t bytes = static_cast<size_t>(big_mib) << 20;
+    char* big = static_cast<char*>(malloc(bytes));
+    if (big == nullptr) return 1;
+    for (size_t i = 0; i < bytes; i += 4096) big[i] = 1;
+    free(big);
+  }
   RunFixedSequence();
   static char buffer[1 << 20];
   Lookup<void (*)(char*, int)>("MallocExtension_GetStats")(buffer,
@@ -81,11 +90,16 @@ int Churn(long pairs, bool extra_syscall) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "stats") == 0) return PrintStats();
+  if (argc >= 2 && std::strcmp(argv[1], "stats") == 0) {
+    const bool big = argc >= 4 && std::strcmp(argv[2], "--big-mib") == 0;
+    return PrintStats(big ? std::atol(argv[3]) : 0);
+  }
   if (argc >= 3 && std::strcmp(argv[1], "churn") == 0) {
     const bool extra = argc >= 4 && std::strcmp(argv[3], "--extra-syscall") == 0;
     return Churn(std::atol(argv[2]), extra);
   }
-  std::fprintf(stderr, "usage: %s stats | churn N [--extra-syscall]\n", argv[0]);
+  std::fprintf(stderr,
+               "usage: %s stats [--big-mib M] | churn N [--extra-syscall]\n",
+               argv[0]);
   return 2;
 }

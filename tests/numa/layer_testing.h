@@ -1,8 +1,8 @@
-// Test-only entry points of the NUMA layer (tests/numa). The allocator never
-// calls these; they let unit tests build the layer's state from a fake sysfs
-// tree and a chosen allowed-mems mask instead of the machine's.
-#ifndef NUMA_TCMALLOC_NUMA_NUMA_TESTING_H_
-#define NUMA_TCMALLOC_NUMA_NUMA_TESTING_H_
+// The unit tests' way into the NUMA layer: Init from a fake sysfs tree and a
+// chosen allowed-mems mask instead of the machine's, and resets. Built into
+// the tests alone (//tests/numa:layer_testing), never into the allocator.
+#ifndef NUMA_TCMALLOC_TESTS_NUMA_LAYER_TESTING_H_
+#define NUMA_TCMALLOC_TESTS_NUMA_LAYER_TESTING_H_
 
 #include <stdint.h>
 
@@ -16,11 +16,9 @@ namespace numa {
 // mode; 0 is MPOL_DEFAULT) with `task_policy_nodes` in place of the thread's
 // memory policy, and `home_node` in place of probing the kernel for
 // set_mempolicy_home_node. Counters are reset.
-NUMA_TCMALLOC_HIDDEN void InitForTest(const char* sysfs_root, uint64_t allowed,
-                                      const char* (*getenv_fn)(const char*),
-                                      int task_policy = 0,
-                                      uint64_t task_policy_nodes = 0,
-                                      bool home_node = true);
+void InitForTest(const char* sysfs_root, uint64_t allowed,
+                 const char* (*getenv_fn)(const char*), int task_policy = 0,
+                 uint64_t task_policy_nodes = 0, bool home_node = true);
 
 // What a test's kernel answers and refuses, for InitWithKernelForTest.
 struct FakeKernel {
@@ -39,22 +37,22 @@ struct FakeKernel {
 
 // Init against `k`: the refusal paths (files instead of get_mempolicy,
 // cgroup cpusets, refused mbind and move_pages) without a seccomp filter.
-NUMA_TCMALLOC_HIDDEN void InitWithKernelForTest(
-    const FakeKernel& k, const char* (*getenv_fn)(const char*));
+void InitWithKernelForTest(const FakeKernel& k,
+                           const char* (*getenv_fn)(const char*));
 
 // Back to the state before any Init: inactive, counters zero.
-NUMA_TCMALLOC_HIDDEN void ResetForTest();
+void ResetForTest();
 
 // BindRange calls a fake topology turned into no-ops (never mbind there).
-NUMA_TCMALLOC_HIDDEN uint64_t BindSkipped();
+uint64_t BindSkipped();
 // errno of the latest refused bind (EINVAL, EPERM, ...), 0 if none.
-NUMA_TCMALLOC_HIDDEN int MbindLastErrno();
+int MbindLastErrno();
 
 // Forgets that placement started (ResetForTest does too); the placed
 // regions keep what they reserved.
-NUMA_TCMALLOC_HIDDEN void ResetPlacementForTest();
+void ResetPlacementForTest();
 
 }  // namespace numa
 }  // namespace tcmalloc
 
-#endif  // NUMA_TCMALLOC_NUMA_NUMA_TESTING_H_
+#endif  // NUMA_TCMALLOC_TESTS_NUMA_LAYER_TESTING_H_
