@@ -95,6 +95,14 @@ uint32_t ParseMaxStrandedMb(const char* v) {
   return kDefaultMaxStrandedMb;
 }
 
+uint32_t ParseStrandedIdleMs(const char* v) {
+  if (v == nullptr) return kDefaultStrandedIdleMs;
+  uint64_t ms;
+  if (ParseUint(v, kStrandedIdleMsLimit, &ms)) return static_cast<uint32_t>(ms);
+  Warn("TCMALLOC_NUMA_STRANDED_IDLE_MS", v, "0..3600000", "100");
+  return kDefaultStrandedIdleMs;
+}
+
 // Blocks this large or more can be interleaved: smaller ones are small
 // objects, which stay with their node's lists.
 constexpr uint64_t kMinInterleaveAbove = uint64_t{256} << 10;
@@ -129,6 +137,8 @@ Config ParseConfig(GetenvFn getenv_fn) {
   c.balancing = ParseBalancing(Get(getenv_fn, "TCMALLOC_NUMA_BALANCING"));
   c.max_stranded_mb =
       ParseMaxStrandedMb(Get(getenv_fn, "TCMALLOC_NUMA_MAX_STRANDED_MB"));
+  c.stranded_idle_ms =
+      ParseStrandedIdleMs(Get(getenv_fn, "TCMALLOC_NUMA_STRANDED_IDLE_MS"));
   return c;
 }
 

@@ -64,7 +64,8 @@ struct Config {
   RemoteFree remote_free;  // TCMALLOC_NUMA_REMOTE_FREE
   Migration migration;     // TCMALLOC_NUMA_MIGRATION
   Balancing balancing;     // TCMALLOC_NUMA_BALANCING
-  uint32_t max_stranded_mb;  // TCMALLOC_NUMA_MAX_STRANDED_MB
+  uint32_t max_stranded_mb;   // TCMALLOC_NUMA_MAX_STRANDED_MB
+  uint32_t stranded_idle_ms;  // TCMALLOC_NUMA_STRANDED_IDLE_MS
   // TCMALLOC_NUMA_INTERLEAVE_ABOVE: page-level blocks of at least this many
   // bytes are interleaved; 0 = off.
   uint64_t interleave_above;
@@ -73,6 +74,10 @@ struct Config {
 // Free memory the other nodes may keep while a node's heap grows.
 inline constexpr uint32_t kDefaultMaxStrandedMb = 16;
 inline constexpr uint32_t kMaxStrandedMbLimit = uint32_t{1} << 20;  // 1 TiB
+// A node's free pages count as stranded once its threads have taken nothing
+// from its heap for this long; 0: at every growth elsewhere.
+inline constexpr uint32_t kDefaultStrandedIdleMs = 100;
+inline constexpr uint32_t kStrandedIdleMsLimit = 3600 * 1000;  // an hour
 
 // The configuration when no knob is set.
 inline constexpr Config kDefaultConfig = {Mode::kAuto,
@@ -83,6 +88,7 @@ inline constexpr Config kDefaultConfig = {Mode::kAuto,
                                           Migration::kFlush,
                                           Balancing::kCooperate,
                                           kDefaultMaxStrandedMb,
+                                          kDefaultStrandedIdleMs,
                                           0};
 
 using GetenvFn = const char* (*)(const char*);

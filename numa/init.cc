@@ -261,6 +261,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   g_state.remote_free = config.remote_free;
   g_state.migration = config.migration;
   g_state.max_stranded_bytes = uint64_t{config.max_stranded_mb} << 20;
+  g_state.stranded_after_ns = uint64_t{config.stranded_idle_ms} * 1000000;
   State& s = g_state;
 
   if (config.fake_nodes > 0) {

@@ -104,6 +104,7 @@ bool ShrinkRegion(int node, void* start, size_t bytes) {
 }
 
 uint64_t MaxStrandedBytes() { return g_state.max_stranded_bytes; }
+uint64_t StrandedAfterNs() { return g_state.stranded_after_ns; }
 
 BindPolicy Policy() { return g_state.policy; }
 RemoteFree RemoteFreePolicy() { return g_state.remote_free; }

@@ -163,6 +163,9 @@ NUMA_TCMALLOC_HIDDEN bool ShrinkRegion(int node, void* start, size_t bytes);
 // together may keep while a node's heap grows; beyond it they release free
 // pages to the kernel, whatever TCMALLOC_RELEASE_RATE says.
 NUMA_TCMALLOC_HIDDEN uint64_t MaxStrandedBytes();
+// How long a CPU node's heap serves nothing before its free pages count as
+// stranded (TCMALLOC_NUMA_STRANDED_IDLE_MS); 0: always.
+NUMA_TCMALLOC_HIDDEN uint64_t StrandedAfterNs();
 
 // The knobs' policies.
 NUMA_TCMALLOC_HIDDEN BindPolicy Policy();

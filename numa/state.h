@@ -25,6 +25,7 @@ struct State {
   RemoteFree remote_free;
   Migration migration;
   uint64_t max_stranded_bytes;
+  uint64_t stranded_after_ns;
   uint64_t interleave_above;
   int num_nodes;
   int cpu_nodes;  // with small-object lists (NumCpuNodes)

@@ -36,6 +36,7 @@ void ExpectDefault(const Config& c) {
   EXPECT_EQ(c.migration, Migration::kFlush);
   EXPECT_EQ(c.balancing, Balancing::kCooperate);
   EXPECT_EQ(c.max_stranded_mb, 16u);
+  EXPECT_EQ(c.stranded_idle_ms, 100u);
 }
 
 TEST(Config, DefaultsWhenUnset) {
@@ -96,6 +97,12 @@ TEST(Config, AcceptsEveryDocumentedValue) {
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MAX_STRANDED_MB", "1048576"}}, &w)
                 .max_stranded_mb,
             1048576u);
+  EXPECT_EQ(
+      ParseWith({{"TCMALLOC_NUMA_STRANDED_IDLE_MS", "0"}}, &w).stranded_idle_ms,
+      0u);
+  EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_STRANDED_IDLE_MS", "250"}}, &w)
+                .stranded_idle_ms,
+            250u);
   EXPECT_EQ(w, "");
 }
 
@@ -125,6 +132,9 @@ TEST(Config, BadValueWarnsOnceAndUsesDefault) {
       {"TCMALLOC_NUMA_FAKE_NODES", "4x",
        "tcmalloc: ignoring TCMALLOC_NUMA_FAKE_NODES=4x (expected 2..64, or 0 "
        "for none); using none\n"},
+      {"TCMALLOC_NUMA_STRANDED_IDLE_MS", "-1",
+       "tcmalloc: ignoring TCMALLOC_NUMA_STRANDED_IDLE_MS=-1 (expected "
+       "0..3600000); using 100\n"},
       {"TCMALLOC_NUMA_STATS", "true",
        "tcmalloc: ignoring TCMALLOC_NUMA_STATS=true (expected 0|1); using "
        "0\n"},

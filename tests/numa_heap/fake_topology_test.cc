@@ -187,10 +187,11 @@ TEST_F(FakeTwoNodes, ReleasedMemoryGoesBackToItsRegion) {
 }
 
 // Physical memory moves between nodes through the kernel: as node 1 grows,
-// node 0 releases the free pages it holds beyond the bound
-// (TCMALLOC_NUMA_MAX_STRANDED_MB, 16 by default) and gives their address
-// space back, so a load that moves from one node to the other keeps
-// vanilla's resident size and heap size, whatever the release rate.
+// node 0, idle for TCMALLOC_NUMA_STRANDED_IDLE_MS (100 by default), releases
+// the free pages it holds beyond the bound (TCMALLOC_NUMA_MAX_STRANDED_MB, 16
+// by default) and gives their address space back, so a load that moves from
+// one node to the other keeps vanilla's resident size and heap size, whatever
+// the release rate.
 TEST_F(FakeTwoNodes, OtherNodesFreePagesAreReleasedAsANodeGrows) {
   constexpr int kBlocks = 16;
   constexpr size_t kBlock = 4 << 20;
@@ -206,10 +207,33 @@ TEST_F(FakeTwoNodes, OtherNodesFreePagesAreReleasedAsANodeGrows) {
   const size_t heap = Property("generic.heap_size");
 
   ASSERT_TRUE(PinToCpu(1));
-  for (void*& b : blocks) b = malloc(kBlock);
+  blocks[0] = malloc(kBlock);
+  usleep(150 * 1000);  // node 0 serves nothing for longer than the idle time
+  for (int i = 1; i < kBlocks; ++i) blocks[i] = malloc(kBlock);
   EXPECT_LE(NodeProperty(0, "pageheap_free_bytes"), kBound);
-  EXPECT_LE(Property("generic.heap_size"), heap + kBound + kSlack);
+  EXPECT_LE(Property("generic.heap_size"), heap + kBound + kSlack + kBlock);
   for (void* b : blocks) free(b);
+}
+
+// A node whose threads used its heap within TCMALLOC_NUMA_STRANDED_IDLE_MS
+// keeps its free pages when another node grows: threads that move between
+// nodes come back to them (with TCMALLOC_NUMA_STRANDED_IDLE_MS=0 node 0 would
+// be left 16 MiB).
+TEST_F(FakeTwoNodes, ANodeInUseKeepsItsFreePagesAsAnotherGrows) {
+  constexpr int kBlocks = 16;
+  constexpr size_t kBlock = 4 << 20;
+  void* blocks[kBlocks];
+  ASSERT_TRUE(PinToCpu(0));
+  for (void*& b : blocks) b = malloc(kBlock);
+  for (void* b : blocks) free(b);
+  const size_t kept = NodeProperty(0, "pageheap_free_bytes");
+  ASSERT_GE(kept, kBlocks * kBlock);
+  // Three times as much on node 1: more than it holds free, so it grows.
+  ASSERT_TRUE(PinToCpu(1));
+  void* more[3 * kBlocks];
+  for (void*& b : more) b = malloc(kBlock);
+  EXPECT_EQ(NodeProperty(0, "pageheap_free_bytes"), kept);
+  for (void* b : more) free(b);
 }
 
 TEST_F(FakeTwoNodes, StatsShowOneLinePerNode) {

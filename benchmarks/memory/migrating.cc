@@ -1,0 +1,204 @@
+// Threads that move: what an allocator costs a service whose threads are not
+// pinned, or are re-pinned now and then. --threads threads run for
+// --seconds. Each keeps --slots live objects and replaces one at random per
+// operation: mostly small (16 B - 4 KiB), --large-percent of them 256 KiB -
+// 8 MiB. One freed object in 8 is handed to the next thread, which frees it
+// (producer/consumer traffic between nodes). Every --move-ms each thread
+// re-pins itself to the next allowed CPU (with fake nodes, or in a 2-node
+// guest, the other node); --move-ms=0 leaves the threads unpinned, for the
+// scheduler to move. Every page of a new object is written once, so a page
+// the allocator released and handed out again faults.
+//
+// Prints operations per second and minor page faults per operation
+// (getrusage), as key=value and as METRIC lines for tools/compare.
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "benchmarks/memory/pin.h"
+#include "benchmarks/workloads/common.h"
+
+namespace {
+
+struct Options {
+  int threads = 4;
+  double seconds = 8;
+  long move_ms = 300;
+  long large_percent = 2;
+  long slots = 1024;
+};
+
+Options Parse(int argc, char** argv) {
+  static const option kLong[] = {
+      {"threads", required_argument, nullptr, 't'},
+      {"seconds", required_argument, nullptr, 's'},
+      {"move-ms", required_argument, nullptr, 'm'},
+      {"large-percent", required_argument, nullptr, 'l'},
+      {"slots", required_argument, nullptr, 'n'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
+  Options o;
+  int c;
+  while ((c = getopt_long(argc, argv, "", kLong, nullptr)) != -1) {
+    switch (c) {
+      case 't':
+        o.threads =
+            static_cast<int>(workloads::ParsePositive(optarg, "--threads"));
+        if (o.threads > 1024) workloads::Die("--threads is at most 1024");
+        break;
+      case 's':
+        o.seconds =
+            static_cast<double>(workloads::ParsePositive(optarg, "--seconds"));
+        break;
+      case 'm':
+        // 0 is allowed: unpinned.
+        o.move_ms = std::strcmp(optarg, "0") == 0
+                        ? 0
+                        : workloads::ParsePositive(optarg, "--move-ms");
+        break;
+      case 'l':
+        o.large_percent =
+            std::strcmp(optarg, "0") == 0
+                ? 0
+                : workloads::ParsePositive(optarg, "--large-percent");
+        if (o.large_percent > 100) {
+          workloads::Die("--large-percent is at most 100");
+        }
+        break;
+      case 'n':
+        o.slots = workloads::ParsePositive(optarg, "--slots");
+        break;
+      case 'h':
+        std::printf(
+            "usage: migrating [--threads=4] [--seconds=8] [--move-ms=300] "
+            "[--large-percent=2] [--slots=1024]\n"
+            "Threads replace random live objects (mostly 16 B - 4 KiB, "
+            "--large-percent\nof 256 KiB - 8 MiB), hand one freed object in "
+            "8 to the next thread, and\nre-pin to the next CPU every "
+            "--move-ms (0: unpinned). Prints ops_per_s=\nand "
+            "faults_per_op= (minor page faults) and METRIC lines.\n");
+        std::exit(0);
+      default:
+        workloads::Die("bad arguments (see --help)");
+    }
+  }
+  if (optind != argc) workloads::Die("unexpected argument '%s'", argv[optind]);
+  return o;
+}
+
+struct Object {
+  char* p = nullptr;
+  size_t size = 0;
+};
+
+// Objects handed from one thread to the next; each thread frees its inbox.
+struct Inbox {
+  std::mutex mu;
+  std::vector<Object> objects;
+};
+
+uint64_t Next(uint64_t* s) {  // xorshift64*
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545F4914F6CDD1DULL;
+}
+
+size_t PickSize(uint64_t* rng, long large_percent) {
+  if (static_cast<long>(Next(rng) % 100) < large_percent) {
+    return (size_t{256} << 10) << (Next(rng) % 6);  // 256 KiB - 8 MiB
+  }
+  return size_t{16} << (Next(rng) % 9);  // 16 B - 4 KiB
+}
+
+// One byte a page: the first write of each page faults it in.
+void Touch(char* p, size_t size, char value) {
+  for (size_t i = 0; i < size; i += 4096) p[i] = value;
+  p[size - 1] = value;
+}
+
+long MinorFaults() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  const std::vector<int> cpus = memory_probe::AllowedCpus();
+  std::printf(
+      "# migrating threads=%d seconds=%g move_ms=%ld "
+      "large_percent=%ld slots=%ld cpus=%s\n",
+      o.threads, o.seconds, o.move_ms, o.large_percent, o.slots,
+      memory_probe::JoinCpus(cpus).c_str());
+  std::vector<Inbox> inboxes(o.threads);
+  std::atomic<long> total_ops{0};
+  const long faults_before = MinorFaults();
+  const double wall = workloads::RunThreads(o.threads, [&](int t) {
+    uint64_t rng = 0x9E3779B97F4A7C15ULL * (t + 1);
+    size_t cpu_index = static_cast<size_t>(t) % cpus.size();
+    if (o.move_ms > 0) memory_probe::PinToCpu(cpus[cpu_index]);
+    std::vector<Object> live(o.slots);
+    std::vector<Object> drained;
+    Inbox& next = inboxes[(t + 1) % o.threads];
+    const double start = workloads::NowSeconds();
+    double next_move = start + o.move_ms / 1000.0;
+    long ops = 0;
+    for (;;) {
+      if ((ops & 63) == 0) {
+        const double now = workloads::NowSeconds();
+        if (now - start >= o.seconds) break;
+        if (o.move_ms > 0 && now >= next_move) {
+          cpu_index = (cpu_index + 1) % cpus.size();
+          memory_probe::PinToCpu(cpus[cpu_index]);
+          next_move = now + o.move_ms / 1000.0;
+        }
+        {
+          std::lock_guard<std::mutex> l(inboxes[t].mu);
+          drained.swap(inboxes[t].objects);
+        }
+        for (const Object& d : drained) std::free(d.p);
+        drained.clear();
+      }
+      Object& slot = live[Next(&rng) % live.size()];
+      if (slot.p != nullptr) {
+        if (Next(&rng) % 8 == 0) {
+          std::lock_guard<std::mutex> l(next.mu);
+          next.objects.push_back(slot);
+        } else {
+          std::free(slot.p);
+        }
+      }
+      slot.size = PickSize(&rng, o.large_percent);
+      slot.p = static_cast<char*>(std::malloc(slot.size));
+      if (slot.p == nullptr) workloads::Die("malloc(%zu) failed", slot.size);
+      Touch(slot.p, slot.size, static_cast<char>(ops));
+      ++ops;
+    }
+    for (const Object& s : live) std::free(s.p);
+    total_ops += ops;
+  });
+  for (Inbox& in : inboxes) {
+    for (const Object& d : in.objects) std::free(d.p);
+  }
+  const long faults = MinorFaults() - faults_before;
+  const double ops = static_cast<double>(total_ops.load());
+  std::printf(
+      "ops=%.0f seconds=%.2f ops_per_s=%.0f minor_faults=%ld "
+      "faults_per_op=%.3f\n",
+      ops, wall, ops / wall, faults, faults / ops);
+  workloads::PrintMetric("ops_per_s", ops / wall, "ops/s");
+  workloads::PrintMetric("faults_per_op", faults / ops, "faults");
+  return 0;
+}
