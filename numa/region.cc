@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,6 +36,11 @@ struct Region {
   int num_holes;
   Hole holes[kMaxHoles];
   int kernel_id;  // the node's, for messages; -1 for interleaved memory
+  // g_gives at the region's last failed extension: until another region
+  // gives address space back, growing again would fail the same way, so it
+  // fails at once, without a system call or another count.
+  uint64_t failed_at_gives;
+  bool extension_failed;
 };
 
 Region g_regions[kRegions];
@@ -42,6 +48,10 @@ bool g_reserved;
 BindFn g_bind;
 BindFn g_placed_bind;
 uint64_t g_failures;
+uint64_t g_gives;  // address space given back by any region, in events
+// RLIMIT_AS at Init, 0 for none: reservations ahead of use stay small under
+// it, so that the allocator's other mappings (metadata) still fit.
+uint64_t g_limit;
 bool g_warned;
 bool g_warned_placed;
 
@@ -65,6 +75,57 @@ void WarnOnce(const char* what, int id, int err, const char* tail) {
 }
 
 void CountFailure() { __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED); }
+
+// The address-space limit (RLIMIT_AS) in bytes, or 0 when there is none.
+uint64_t AddressSpaceLimit() {
+  struct rlimit lim;
+  if (RawSyscall(SYS_prlimit64, 0, RLIMIT_AS, 0,
+                 reinterpret_cast<long>(&lim)) != 0 ||
+      lim.rlim_cur == RLIM_INFINITY) {
+    return 0;
+  }
+  return lim.rlim_cur;
+}
+
+// Gives back the reserved, never-committed tail of every node region but
+// `id`, keeping one page of each: reservations count toward
+// RLIMIT_AS, and under a limit that room is what a node that cannot grow
+// needs. True if any was given back.
+bool TrimOtherReserves(int id) {
+  bool trimmed = false;
+  for (int i = 0; i < kMaxNodes; ++i) {
+    Region* o = &g_regions[i];
+    if (i == id || o->reserved_end == o->begin) continue;
+    // One page stays reserved: the region keeps its start.
+    const uintptr_t page = static_cast<uintptr_t>(getpagesize());
+    uintptr_t keep = o->committed_end;
+    if (keep < o->begin + page) keep = o->begin + page;
+    if (keep >= o->reserved_end) continue;
+    RawSyscall(SYS_munmap, static_cast<long>(keep),
+               static_cast<long>(o->reserved_end - keep));
+    o->reserved_end = keep;
+    o->next_reserve = kCommitGranule;
+    trimmed = true;
+  }
+  if (trimmed) ++g_gives;
+  return trimmed;
+}
+
+// The warning for a region the address-space limit stops, naming the limit
+// and what the layer gives up.
+void WarnLimit(int id) {
+  if (g_warned) return;
+  g_warned = true;
+  Line line;
+  line.Add("tcmalloc: the address-space limit (ulimit -v, ")
+      .AddUint(AddressSpaceLimit() >> 20)
+      .Add(" MiB) stops node ")
+      .AddUint(g_regions[id].kernel_id)
+      .Add(
+          "'s heap from growing; its threads use other nodes' memory, "
+          "then allocations fail as without NUMA")
+      .WriteToStderr();
+}
 
 // What a region that cannot grow means for its allocations.
 const char* Tail(int id) {
@@ -221,8 +282,22 @@ size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
   return bytes > room ? room : bytes;
 }
 
+// The first reservation of each of `nodes` regions: kFirstReserve, or under
+// an address-space limit at most a quarter of it shared among the nodes, so
+// that 16 nodes under `ulimit -v 256M` still start, and leave the rest to
+// what the process uses.
+static size_t FirstReserve(int nodes, uint64_t limit) {
+  if (limit == 0) return kFirstReserve;
+  size_t share = static_cast<size_t>(limit / 4 / static_cast<uint64_t>(nodes));
+  share &= ~(kCommitGranule - 1);
+  if (share < kCommitGranule) share = kCommitGranule;
+  return share < kFirstReserve ? share : kFirstReserve;
+}
+
 bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
   g_bind = bind;
+  g_limit = AddressSpaceLimit();
+  const size_t first = FirstReserve(nodes, g_limit);
   for (int node = 0; node < nodes; ++node) {
     Region* r = &g_regions[node];
     r->kernel_id = kernel_ids[node];
@@ -233,8 +308,8 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
     RegionWindow(node, &r->begin, &r->end);
     r->kernel_id = kernel_ids[node];
     r->reserved_end = r->committed_end = r->begin;
-    r->next_reserve = kFirstReserve;
-    const int err = Reserve(r, node, kFirstReserve);
+    r->next_reserve = first;
+    const int err = Reserve(r, node, first);
     if (err != 0) {
       CountFailure();
       WarnOnce("cannot reserve the NUMA address region of", node, err,
@@ -244,7 +319,7 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
       g_reserved = false;
       return false;
     }
-    r->next_reserve = 2 * kFirstReserve;
+    r->next_reserve = 2 * first;
   }
   g_reserved = true;
   return true;
@@ -301,19 +376,31 @@ void* RegionGrow(int id, size_t bytes, size_t* actual) {
     return nullptr;
   }
   if (r->committed_end + size > r->reserved_end) {
+    if (r->extension_failed && r->failed_at_gives == g_gives) return nullptr;
     const size_t need = r->committed_end + size - r->reserved_end;
     const size_t room = r->end - r->reserved_end;
-    size_t chunk = ReserveBytes(need, r->next_reserve, room);
+    size_t ahead = r->next_reserve;
+    if (g_limit != 0 && ahead > g_limit / 16) ahead = g_limit / 16;
+    size_t chunk = ReserveBytes(need, ahead, room);
     int err = Reserve(r, id, chunk);
-    if (err == ENOMEM && chunk > need) {
-      // An address-space limit (ulimit -v): ask for no more than needed.
-      err = Reserve(r, id, need);
+    if (err == ENOMEM) {
+      // An address-space limit (ulimit -v): ask for no more than needed,
+      // then take the room the other nodes reserved and never used.
+      if (chunk > need) err = Reserve(r, id, need);
+      if (err == ENOMEM && TrimOtherReserves(id)) err = Reserve(r, id, need);
     }
     if (err != 0) {
       CountFailure();
-      WarnOnce("cannot extend the NUMA address region of", id, err, Tail(id));
+      r->extension_failed = true;
+      r->failed_at_gives = g_gives;
+      if (err == ENOMEM && AddressSpaceLimit() != 0) {
+        WarnLimit(id);
+      } else {
+        WarnOnce("cannot extend the NUMA address region of", id, err, Tail(id));
+      }
       return nullptr;
     }
+    r->extension_failed = false;
     if (r->next_reserve < kReserveMax) r->next_reserve *= 2;
   }
   const int err = Protect(r->committed_end, size, PROT_READ | PROT_WRITE);
@@ -352,6 +439,7 @@ bool RegionReturn(int id, uintptr_t start, size_t bytes) {
     return false;
   }
   AddHole(r, place, start, end);
+  ++g_gives;
   return true;
 }
 
