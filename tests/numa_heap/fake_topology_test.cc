@@ -222,17 +222,20 @@ TEST_F(FakeTwoNodes, OtherNodesFreePagesAreReleasedAsANodeGrows) {
 TEST_F(FakeTwoNodes, ANodeInUseKeepsItsFreePagesAsAnotherGrows) {
   constexpr int kBlocks = 16;
   constexpr size_t kBlock = 4 << 20;
+  // Small objects' spans move a few pages in and out of node 0's free pages
+  // while the test allocates; releasing would leave at most 16 MiB.
+  constexpr size_t kSlack = 1 << 20;
   void* blocks[kBlocks];
   ASSERT_TRUE(PinToCpu(0));
   for (void*& b : blocks) b = malloc(kBlock);
   for (void* b : blocks) free(b);
   const size_t kept = NodeProperty(0, "pageheap_free_bytes");
-  ASSERT_GE(kept, kBlocks * kBlock);
+  ASSERT_GE(kept, kBlocks * kBlock - kSlack);
   // Three times as much on node 1: more than it holds free, so it grows.
   ASSERT_TRUE(PinToCpu(1));
   void* more[3 * kBlocks];
   for (void*& b : more) b = malloc(kBlock);
-  EXPECT_EQ(NodeProperty(0, "pageheap_free_bytes"), kept);
+  EXPECT_GE(NodeProperty(0, "pageheap_free_bytes"), kept - kSlack);
   for (void* b : more) free(b);
 }
 
