@@ -10,12 +10,16 @@
 // the allocator released and handed out again faults.
 //
 // Prints operations per second and minor page faults per operation
-// (getrusage), as key=value and as METRIC lines for tools/compare.
+// (getrusage), as key=value and as METRIC lines for tools/compare. With
+// --warmup=S both count only after the first S seconds: the heaps' first
+// growth is a fixed cost whose share of a short run depends on how fast this
+// machine faults, while what a long-running service pays is the steady state.
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -32,6 +36,7 @@ namespace {
 struct Options {
   int threads = 4;
   double seconds = 8;
+  double warmup = 0;
   long move_ms = 300;
   long large_percent = 2;
   long slots = 1024;
@@ -41,6 +46,7 @@ Options Parse(int argc, char** argv) {
   static const option kLong[] = {
       {"threads", required_argument, nullptr, 't'},
       {"seconds", required_argument, nullptr, 's'},
+      {"warmup", required_argument, nullptr, 'w'},
       {"move-ms", required_argument, nullptr, 'm'},
       {"large-percent", required_argument, nullptr, 'l'},
       {"slots", required_argument, nullptr, 'n'},
@@ -58,6 +64,12 @@ Options Parse(int argc, char** argv) {
       case 's':
         o.seconds =
             static_cast<double>(workloads::ParsePositive(optarg, "--seconds"));
+        break;
+      case 'w':
+        o.warmup = std::strcmp(optarg, "0") == 0
+                       ? 0
+                       : static_cast<double>(
+                             workloads::ParsePositive(optarg, "--warmup"));
         break;
       case 'm':
         // 0 is allowed: unpinned.
@@ -79,19 +91,22 @@ Options Parse(int argc, char** argv) {
         break;
       case 'h':
         std::printf(
-            "usage: migrating [--threads=4] [--seconds=8] [--move-ms=300] "
-            "[--large-percent=2] [--slots=1024]\n"
+            "usage: migrating [--threads=4] [--seconds=8] [--warmup=0] "
+            "[--move-ms=300]\n                 [--large-percent=2] "
+            "[--slots=1024]\n"
             "Threads replace random live objects (mostly 16 B - 4 KiB, "
             "--large-percent\nof 256 KiB - 8 MiB), hand one freed object in "
             "8 to the next thread, and\nre-pin to the next CPU every "
             "--move-ms (0: unpinned). Prints ops_per_s=\nand "
-            "faults_per_op= (minor page faults) and METRIC lines.\n");
+            "faults_per_op= (minor page faults) and METRIC lines, counted "
+            "after\nthe first --warmup seconds of the --seconds run.\n");
         std::exit(0);
       default:
         workloads::Die("bad arguments (see --help)");
     }
   }
   if (optind != argc) workloads::Die("unexpected argument '%s'", argv[optind]);
+  if (o.warmup >= o.seconds) workloads::Die("--warmup must be below --seconds");
   return o;
 }
 
@@ -138,14 +153,21 @@ int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   const std::vector<int> cpus = memory_probe::AllowedCpus();
   std::printf(
-      "# migrating threads=%d seconds=%g move_ms=%ld "
+      "# migrating threads=%d seconds=%g warmup=%g move_ms=%ld "
       "large_percent=%ld slots=%ld cpus=%s\n",
-      o.threads, o.seconds, o.move_ms, o.large_percent, o.slots,
+      o.threads, o.seconds, o.warmup, o.move_ms, o.large_percent, o.slots,
       memory_probe::JoinCpus(cpus).c_str());
   std::vector<Inbox> inboxes(o.threads);
   std::atomic<long> total_ops{0};
-  const long faults_before = MinorFaults();
-  const double wall = workloads::RunThreads(o.threads, [&](int t) {
+  // The first thread past the warm-up reads the process's faults.
+  std::atomic<bool> warm{o.warmup == 0};
+  std::once_flag warm_once;
+  long faults_before = MinorFaults();
+  double warm_at = 0;
+  std::mutex end_mu;
+  double first_start = 1e300;
+  double last_end = 0;
+  workloads::RunThreads(o.threads, [&](int t) {
     uint64_t rng = 0x9E3779B97F4A7C15ULL * (t + 1);
     size_t cpu_index = static_cast<size_t>(t) % cpus.size();
     if (o.move_ms > 0) memory_probe::PinToCpu(cpus[cpu_index]);
@@ -155,10 +177,21 @@ int main(int argc, char** argv) {
     const double start = workloads::NowSeconds();
     double next_move = start + o.move_ms / 1000.0;
     long ops = 0;
+    long ops_at_warm = 0;
+    bool counting = warm.load();
     for (;;) {
       if ((ops & 63) == 0) {
         const double now = workloads::NowSeconds();
         if (now - start >= o.seconds) break;
+        if (!counting && now - start >= o.warmup) {
+          std::call_once(warm_once, [&] {
+            faults_before = MinorFaults();
+            warm_at = now;
+            warm = true;
+          });
+          counting = true;
+          ops_at_warm = ops;
+        }
         if (o.move_ms > 0 && now >= next_move) {
           cpu_index = (cpu_index + 1) % cpus.size();
           memory_probe::PinToCpu(cpus[cpu_index]);
@@ -186,14 +219,21 @@ int main(int argc, char** argv) {
       Touch(slot.p, slot.size, static_cast<char>(ops));
       ++ops;
     }
+    const double end = workloads::NowSeconds();
+    total_ops += ops - ops_at_warm;
+    {
+      std::lock_guard<std::mutex> l(end_mu);
+      last_end = std::max(last_end, end);
+      first_start = std::min(first_start, start);
+    }
     for (const Object& s : live) std::free(s.p);
-    total_ops += ops;
   });
   for (Inbox& in : inboxes) {
     for (const Object& d : in.objects) std::free(d.p);
   }
   const long faults = MinorFaults() - faults_before;
   const double ops = static_cast<double>(total_ops.load());
+  const double wall = last_end - (o.warmup > 0 ? warm_at : first_start);
   std::printf(
       "ops=%.0f seconds=%.2f ops_per_s=%.0f minor_faults=%ld "
       "faults_per_op=%.3f\n",
