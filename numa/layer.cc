@@ -25,5 +25,6 @@
 #include "numa/remote_free_log.cc"
 #include "numa/reuse_witness.cc"
 #include "numa/sparse_memory.cc"
+#include "numa/stranded_nodes.cc"
 #include "numa/syscall.cc"
 #include "numa/topology.cc"

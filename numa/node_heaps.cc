@@ -5,8 +5,8 @@
 #include "numa/node_heaps.h"
 
 #include <errno.h>
-#include <time.h>
 #include <string.h>
+#include <time.h>
 
 #include <iterator>  // std::prev
 #include <new>
@@ -22,6 +22,7 @@
 #include "numa/reuse_witness.h"
 #include "numa/sized_metadata_allocator.h"
 #include "numa/sparse_memory.h"
+#include "numa/stranded_nodes.h"
 #include "static_vars.h"
 #include "system-alloc.h"
 
@@ -368,17 +369,6 @@ static void NoteLargeHandOut(const Span* span, int node) {
   NoteHandOut(h);
 }
 
-// Page-heap serves per node, counted where a thread takes pages from its
-// node's heap; BeforeGrowth compares them across growths to tell a node its
-// threads still use from one they left (StrandedNodes).
-static uint32_t g_serves[kMaxNodes];
-
-static void NoteServe(int node) {
-  __atomic_store_n(&g_serves[node],
-                   __atomic_load_n(&g_serves[node], __ATOMIC_RELAXED) + 1,
-                   __ATOMIC_RELAXED);
-}
-
 static Span* NewForThisThread(Length n, Length align_pages) {
   const int node = CurrentNode();
   const int saved_errno = errno;  // a borrowed success leaves errno alone
@@ -432,7 +422,7 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   if (heap == nullptr) return nullptr;
   Span* span = heap->NewWithSizeClass(n, cl);
   if (span == nullptr) return nullptr;
-  if (region < kMaxNodes) NoteServe(region);
+  NoteServe(region);
   if (g_after_span_for_test != nullptr) g_after_span_for_test();
   // Checked last, so that only the free list's own writes come after it.
   // The span is still unwritten: it goes back whole, and the refill is
@@ -587,30 +577,12 @@ void NodeHeaps::DoOwedChores(int node, int cpu_nodes) {
   }
 }
 
-// The CPU nodes (a bit each) whose heaps served nothing for at least
-// TCMALLOC_NUMA_STRANDED_IDLE_MS (all of them when it is 0): their free pages
-// are stranded. Only read here, under the page heap lock, and with a vDSO clock
-// read (no system call); the serves themselves are counted on allocation's slow
-// path.
-static uint64_t StrandedNodes(int cpu_nodes) {
-  const uint64_t idle_ns = StrandedAfterNs();
-  if (idle_ns == 0) return ~uint64_t{0};
-  static uint32_t seen[kMaxNodes];
-  static uint64_t last_serve_ns[kMaxNodes];
+// A vDSO clock read, no system call: BeforeGrowth runs under the page heap
+// lock.
+static uint64_t CoarseNowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  const uint64_t now = uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  uint64_t stranded = 0;
-  for (int i = 0; i < cpu_nodes; ++i) {
-    const uint32_t serves = __atomic_load_n(&g_serves[i], __ATOMIC_RELAXED);
-    if (serves != seen[i] || last_serve_ns[i] == 0) {
-      seen[i] = serves;
-      last_serve_ns[i] = now;
-    } else if (now - last_serve_ns[i] >= idle_ns) {
-      stranded |= uint64_t{1} << i;
-    }
-  }
-  return stranded;
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
@@ -624,7 +596,10 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   if (growth) DoOwedChores(node, cpu_nodes);
   uint64_t free_bytes[kMaxNodes] = {};
   bool memory_only_free = false;
-  const uint64_t stranded = StrandedNodes(cpu_nodes);
+  const uint64_t idle_ns = StrandedAfterNs();
+  const uint64_t now = CoarseNowNs();
+  NoteRegrowth(node, idle_ns, now);
+  const uint64_t stranded = StrandedNodes(cpu_nodes, idle_ns, now);
   for (int i = 0; i < nodes; ++i) {
     // A CPU node whose threads served from its heap lately keeps its free
     // pages: they are about to be reused.
@@ -649,6 +624,7 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     if (i == node || free_bytes[i] == 0) continue;
     PageHeap* h = ExistingHeap(i);
     released += h->ReleaseAtLeastNPages(unstrand - released);
+    NoteUnstranded(i, now);
     free_bytes[i] = h->stats_.free_bytes;
     AddToCounter(Counter::kUnstrandingByGrower, 1);
   }
@@ -658,7 +634,9 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
                                        OwnReleaseLine(bound), kPageShift);
   PlanRelease(node, cpu_nodes, free_bytes, ask, kPageShift, plan);
   for (int i = 0; i < cpu_nodes; ++i) {
-    if (i != node && ExistingHeap(i) != nullptr) AskToRelease(i, plan[i]);
+    if (i == node || ExistingHeap(i) == nullptr) continue;
+    AskToRelease(i, plan[i]);  // 0 withdraws an earlier ask
+    if (plan[i] != 0) NoteUnstranded(i, now);
   }
   if (!growth) return;
 

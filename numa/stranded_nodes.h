@@ -1,0 +1,60 @@
+// Which CPU nodes' free pages are stranded: their heaps have served nothing
+// for a while, so their threads have moved elsewhere, and a growing node may
+// have the kernel move that memory to it (release here, fault in there).
+//
+// "A while" is learned per node. It starts at TCMALLOC_NUMA_STRANDED_IDLE_MS
+// and doubles, up to kMaxIdleDoublings times, each time a node whose pages
+// were released grows or recommits again within kRegrowthWindows of its idle
+// time: its threads came back, and the release only cost faults. A node whose
+// threads stay away longer than that halves it again. So a load that moves
+// for good hands its memory over after the base idle time, while threads that
+// move back and forth (re-pinned, or moved by the scheduler) keep both nodes'
+// pages after a few round trips.
+//
+// Everything but NoteServe runs under the page-heap lock; the clock is the
+// caller's (a vDSO read, no system call).
+//
+// Inside the gperftools tree this file lives at src/numa/stranded_nodes.h.
+#ifndef NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_
+#define NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_
+
+#include <stdint.h>
+
+#include "numa/nodes.h"
+
+#pragma GCC visibility push(hidden)
+
+namespace tcmalloc {
+namespace numa {
+
+// At most 2^7 times the base idle time: 12.8 s with the default 100 ms.
+inline constexpr int kMaxIdleDoublings = 7;
+// Regrowth this many idle times after a release counts as coming back.
+inline constexpr uint64_t kRegrowthWindows = 4;
+
+// Counts a page-heap serve for `node` (relaxed; a lost count only delays).
+void NoteServe(int node);
+
+// The CPU nodes below `cpu_nodes` (a bit each) whose heaps served nothing for
+// at least their idle time at `now_ns`; every node when `base_idle_ns` is 0.
+uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns);
+
+// `node`'s free pages are being released, or asked to be, at `now_ns`.
+void NoteUnstranded(int node, uint64_t now_ns);
+
+// `node` grows or recommits released pages at `now_ns`: if that follows its
+// own release closely, its idle time doubles, otherwise it halves.
+void NoteRegrowth(int node, uint64_t base_idle_ns, uint64_t now_ns);
+
+// `node`'s current idle time, for stats and tests.
+uint64_t IdleNsOf(int node, uint64_t base_idle_ns);
+
+// Forgets everything (tests).
+void ResetStrandedNodesForTest();
+
+}  // namespace numa
+}  // namespace tcmalloc
+
+#pragma GCC visibility pop
+
+#endif  // NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_

@@ -1,0 +1,85 @@
+// When a CPU node's free pages count as stranded, and how each node's idle
+// time follows its threads' comings and goings.
+#include "numa/stranded_nodes.h"
+
+#include "gtest/gtest.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+constexpr uint64_t kBase = 100 * kMs;
+
+class StrandedNodesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ResetStrandedNodesForTest(); }
+
+  // Node `node` released at `at`, regrown `after` later.
+  static void ReleaseAndRegrow(int node, uint64_t at, uint64_t after) {
+    NoteUnstranded(node, at);
+    NoteRegrowth(node, kBase, at + after);
+  }
+};
+
+TEST_F(StrandedNodesTest, ANodeIdleForItsIdleTimeIsStranded) {
+  NoteServe(0);
+  NoteServe(1);
+  EXPECT_EQ(StrandedNodes(2, kBase, 1000 * kMs), 0u) << "first look";
+  NoteServe(0);
+  EXPECT_EQ(StrandedNodes(2, kBase, 1099 * kMs), 0u) << "99 ms idle";
+  NoteServe(0);
+  EXPECT_EQ(StrandedNodes(2, kBase, 1100 * kMs), uint64_t{1} << 1);
+}
+
+TEST_F(StrandedNodesTest, ZeroIdleTimeStrandsEveryNode) {
+  NoteServe(0);
+  EXPECT_EQ(StrandedNodes(2, 0, kMs), ~uint64_t{0});
+}
+
+TEST_F(StrandedNodesTest, ComingBackSoonAfterAReleaseDoublesTheIdleTime) {
+  EXPECT_EQ(IdleNsOf(1, kBase), kBase);
+  ReleaseAndRegrow(1, 1000 * kMs, 300 * kMs);
+  EXPECT_EQ(IdleNsOf(1, kBase), 2 * kBase);
+  EXPECT_EQ(IdleNsOf(0, kBase), kBase) << "only the node that came back";
+  // Idle for 150 ms: no longer stranded.
+  StrandedNodes(2, kBase, 2000 * kMs);
+  EXPECT_EQ(StrandedNodes(2, kBase, 2150 * kMs) & 2, 0u);
+  EXPECT_EQ(StrandedNodes(2, kBase, 2200 * kMs) & 2, 2u);
+}
+
+TEST_F(StrandedNodesTest, TheIdleTimeStopsDoubling) {
+  for (int i = 0; i < kMaxIdleDoublings + 3; ++i) {
+    ReleaseAndRegrow(1, (i + 1) * 100000 * kMs, kMs);
+  }
+  EXPECT_EQ(IdleNsOf(1, kBase), kBase << kMaxIdleDoublings);
+}
+
+TEST_F(StrandedNodesTest, StayingAwayHalvesItAgain) {
+  ReleaseAndRegrow(1, 1000 * kMs, kMs);
+  ReleaseAndRegrow(1, 2000 * kMs, kMs);
+  EXPECT_EQ(IdleNsOf(1, kBase), 4 * kBase);
+  // Back after more than kRegrowthWindows idle times (1.6 s).
+  ReleaseAndRegrow(1, 3000 * kMs, 1700 * kMs);
+  EXPECT_EQ(IdleNsOf(1, kBase), 2 * kBase);
+}
+
+TEST_F(StrandedNodesTest, GrowthWithoutAReleaseTeachesNothing) {
+  NoteRegrowth(1, kBase, 1000 * kMs);
+  EXPECT_EQ(IdleNsOf(1, kBase), kBase);
+  ReleaseAndRegrow(1, 2000 * kMs, kMs);
+  NoteRegrowth(1, kBase, 2000 * kMs + 2 * kMs);  // the same release
+  EXPECT_EQ(IdleNsOf(1, kBase), 2 * kBase);
+}
+
+TEST_F(StrandedNodesTest, NodesOutOfRangeAreIgnored) {
+  NoteServe(-1);
+  NoteServe(kMaxNodes);
+  NoteUnstranded(kMaxNodes, kMs);
+  NoteRegrowth(-1, kBase, kMs);
+  EXPECT_EQ(IdleNsOf(kMaxNodes, kBase), kBase);
+}
+
+}  // namespace
+}  // namespace numa
+}  // namespace tcmalloc
