@@ -46,7 +46,7 @@ void NoteUnstranded(int node, uint64_t now_ns);
 // own release closely, its idle time doubles, otherwise it halves.
 void NoteRegrowth(int node, uint64_t base_idle_ns, uint64_t now_ns);
 
-// `node`'s current idle time, for stats and tests.
+// `node`'s current idle time.
 uint64_t IdleNsOf(int node, uint64_t base_idle_ns);
 
 // Forgets everything (tests).

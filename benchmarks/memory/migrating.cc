@@ -19,7 +19,6 @@
 #include <sched.h>
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -160,14 +159,10 @@ int main(int argc, char** argv) {
   std::vector<Inbox> inboxes(o.threads);
   std::atomic<long> total_ops{0};
   // The first thread past the warm-up reads the process's faults.
-  std::atomic<bool> warm{o.warmup == 0};
   std::once_flag warm_once;
   long faults_before = MinorFaults();
   double warm_at = 0;
-  std::mutex end_mu;
-  double first_start = 1e300;
-  double last_end = 0;
-  workloads::RunThreads(o.threads, [&](int t) {
+  double wall = workloads::RunThreads(o.threads, [&](int t) {
     uint64_t rng = 0x9E3779B97F4A7C15ULL * (t + 1);
     size_t cpu_index = static_cast<size_t>(t) % cpus.size();
     if (o.move_ms > 0) memory_probe::PinToCpu(cpus[cpu_index]);
@@ -178,7 +173,7 @@ int main(int argc, char** argv) {
     double next_move = start + o.move_ms / 1000.0;
     long ops = 0;
     long ops_at_warm = 0;
-    bool counting = warm.load();
+    bool counting = o.warmup == 0;
     for (;;) {
       if ((ops & 63) == 0) {
         const double now = workloads::NowSeconds();
@@ -187,7 +182,6 @@ int main(int argc, char** argv) {
           std::call_once(warm_once, [&] {
             faults_before = MinorFaults();
             warm_at = now;
-            warm = true;
           });
           counting = true;
           ops_at_warm = ops;
@@ -219,21 +213,15 @@ int main(int argc, char** argv) {
       Touch(slot.p, slot.size, static_cast<char>(ops));
       ++ops;
     }
-    const double end = workloads::NowSeconds();
-    total_ops += ops - ops_at_warm;
-    {
-      std::lock_guard<std::mutex> l(end_mu);
-      last_end = std::max(last_end, end);
-      first_start = std::min(first_start, start);
-    }
     for (const Object& s : live) std::free(s.p);
+    total_ops += ops - ops_at_warm;
   });
   for (Inbox& in : inboxes) {
     for (const Object& d : in.objects) std::free(d.p);
   }
+  if (o.warmup > 0) wall = workloads::NowSeconds() - warm_at;
   const long faults = MinorFaults() - faults_before;
   const double ops = static_cast<double>(total_ops.load());
-  const double wall = last_end - (o.warmup > 0 ? warm_at : first_start);
   std::printf(
       "ops=%.0f seconds=%.2f ops_per_s=%.0f minor_faults=%ld "
       "faults_per_op=%.3f\n",
