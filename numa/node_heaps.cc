@@ -1,14 +1,13 @@
-// One page heap per NUMA node (numa/node_heaps.h): which heap serves and
-// takes back page-level memory, and what moves between nodes through the
-// kernel when one grows. The decisions are numa/policy.h's; this file
-// gathers their inputs from the heaps and carries out their answers.
+// One page heap per NUMA node (numa/node_heaps.h): the heaps, which one
+// serves and takes back page-level memory, and their stats. The decisions are
+// numa/policy.h's; this file gathers their inputs from the heaps and carries
+// out their answers. Upstream's build lists name this file alone: it compiles
+// the rest of NodeHeaps, included at its end (one concern each).
 #include "numa/node_heaps.h"
 
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
-#include <iterator>  // std::prev
 #include <new>
 
 #include "base/spinlock.h"
@@ -16,11 +15,7 @@
 #include "internal_logging.h"
 #include "numa/balancing.h"
 #include "numa/node_chores.h"
-#include "numa/node_pages.h"
 #include "numa/numa.h"
-#include "numa/placement.h"
-#include "numa/reuse_witness.h"
-#include "numa/sized_metadata_allocator.h"
 #include "numa/sparse_memory.h"
 #include "numa/stranded_nodes.h"
 #include "static_vars.h"
@@ -38,37 +33,6 @@ PageHeap* g_heaps[kRegions];
 bool g_placed_heaps;
 // The node heap where the next ReleaseAtLeastNPages over all nodes starts.
 int g_release_next;
-// Node heaps 1.. (about 12.5 KiB each: their free lists' heads, which every
-// page allocation of the node walks). With the layer active, pages of their
-// own without huge pages, first written by the heap's constructor on the
-// thread that first needs the heap: for a CPU node one of its own (its first
-// refill or large block), so the heap lies on its node. Upstream's metadata
-// arena would put it beside other metadata, on whichever node wrote that
-// first (under THP=always, the main thread's huge page).
-void* NodeHeapStorage(size_t bytes) {
-  return Active() ? SparseAlloc(bytes) : MetaDataAlloc(bytes);
-}
-
-// Where node heaps 1.. come from (SetStorageForTest).
-void* (*g_storage)(size_t) = NodeHeapStorage;
-
-// Each CPU node's spans (NewSpanStorage): a store on a page of the node's
-// own (numa/node_pages.h), set up by the node's first span, so first written
-// by a thread of the node (its first refill grows its heap). In one static
-// array the stores (48 bytes each) shared lines, on a page the main thread
-// wrote: every other node's NewSpan and DeleteSpan missed remotely there.
-NodePages<SizedMetadataAllocator> g_span_stores;
-
-// Node `node`'s store. Spans are made and freed under the page heap lock,
-// so the first call places them all.
-SizedMetadataAllocator& SpanStore(int node) {
-  static bool placed = false;
-  if (!placed) {
-    g_span_stores.Place();
-    placed = true;
-  }
-  return g_span_stores[node];
-}
 
 // Set while the calling thread fills another node's list on purpose
 // (SetBorrowing), so NewForList does not take it for a thread that moved.
@@ -87,17 +51,6 @@ void (*g_after_span_for_test)() = nullptr;
 bool FilledFromAnotherNode(int region) {
   return NodesWithCentralLists() > 1 && region < NodesWithCentralLists() &&
          !t_borrowing && ThisThreadsListNode() != region;
-}
-
-// The CPU node whose store keeps the span of pages from `start`, or -1 for
-// upstream's allocator.
-int SpanStoreOf(PageID start) {
-  if (NodesWithCentralLists() == 1) return -1;
-  const Owner o = OwnerOf(start << kPageShift);
-  if (o.kind != MemoryKind::kNode || o.node >= NodesWithCentralLists()) {
-    return -1;
-  }
-  return o.node;
 }
 
 // Each node's region needs a page map leaf of its own (2 MiB for 2 GiB of
@@ -228,8 +181,7 @@ void* NodeHeaps::SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
   return result;
 }
 
-// The heap of `region` if it exists.
-static PageHeap* ExistingHeap(int region) {
+PageHeap* NodeHeaps::ExistingHeap(int region) {
   if (region == 0) return Static::pageheap();
   return __atomic_load_n(&g_heaps[region], __ATOMIC_ACQUIRE);
 }
@@ -246,7 +198,7 @@ PageHeap* NodeHeaps::Heap(int region) {
   if (heap != nullptr) return heap;
   // About 12.5 KiB of metadata per heap; when there is none left, this node
   // cannot serve and the others do (New borrows, small objects borrow).
-  void* storage = g_storage(sizeof(PageHeap));
+  void* storage = HeapStorage(sizeof(PageHeap));
   if (storage == nullptr) return nullptr;
   g_making_node_heap = true;
   heap = new (storage) PageHeap(Static::sizemap()->min_span_size_in_pages());
@@ -270,7 +222,7 @@ template <typename Fn>
 static void ForEachPlacedHeap(Fn fn) {
   if (!__atomic_load_n(&g_placed_heaps, __ATOMIC_ACQUIRE)) return;
   for (int region = kFirstNamedRegion; region < kRegions; ++region) {
-    if (PageHeap* h = ExistingHeap(region)) fn(h);
+    if (PageHeap* h = NodeHeaps::ExistingHeap(region)) fn(h);
   }
 }
 
@@ -279,7 +231,7 @@ static void ForEachPlacedHeap(Fn fn) {
 template <typename Fn>
 static void ForEachHeapAfterNode0(Fn fn) {
   for (int i = 1; i < NumNodes(); ++i) {
-    if (PageHeap* h = ExistingHeap(i)) fn(h);
+    if (PageHeap* h = NodeHeaps::ExistingHeap(i)) fn(h);
   }
   ForEachPlacedHeap(fn);
 }
@@ -316,60 +268,7 @@ static Span* NewFromNode(int node, Length n, Length align_pages) {
   return align_pages != 0 ? heap->NewAligned(n, align_pages) : heap->New(n);
 }
 
-// Each CPU node's check of its small-object spans, as they come back and as
-// they go to a central list, while the kernel balances
-// (CooperatesWithBalancing). Used under the page heap lock. A page each:
-// written on every span that passes, mostly by the node's own threads, so
-// first touch puts each where it is used (address space only until then).
-struct alignas(4096) NodeMovedSpanCheck {
-  MovedSpanCheck check;
-};
-static NodeMovedSpanCheck g_moved[kMaxNodes];
-
-// True when small-object span `span` of first-touch `node`'s heap is to be
-// released: sampled, its pages found elsewhere, and not released for that
-// before (MovedSpanCheck). Requires the page heap lock.
-static bool ReleaseMovedSpan(int node, const Span* span) {
-  MovedSpanCheck& check = g_moved[node].check;
-  if (!check.ShouldCheck()) return false;
-  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
-  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  PageSample sample;
-  if (!SamplePages(start, bytes, KernelId(node), &sample)) return false;
-  AddToCounter(Counter::kMovedSpansChecked, 1);
-  if (check.NeedsLog(sample.elsewhere)) {
-    // A node whose pages never moved never pays for the log.
-    check.InitLog(static_cast<uintptr_t*>(
-        SparseAlloc(MovedSpanLog::kEntries * sizeof(uintptr_t))));
-  }
-  switch (check.Judge(start, sample.elsewhere)) {
-    case MovedSpan::kStays:
-      return false;
-    case MovedSpan::kKeep:
-      AddToCounter(Counter::kMovedSpansKept, 1);
-      return false;
-    case MovedSpan::kRelease:
-      AddToCounter(Counter::kMovedSpansReleased, 1);
-      return true;
-  }
-  return false;
-}
-
-// Notes a large block of a first-touch node as the calling thread (on
-// `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
-static void NoteLargeHandOut(const Span* span, int node) {
-  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
-  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  if (bytes < kMinReuseCheckBytes || !FirstTouchNode(OwnerOf(start).node)) {
-    return;
-  }
-  HandOut h;
-  if (!ObserveHandOut(start, bytes, node, &h)) return;  // all present
-  SpinLockHolder l(Static::pageheap_lock());
-  NoteHandOut(h);
-}
-
-static Span* NewForThisThread(Length n, Length align_pages) {
+Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
   const int node = CurrentNode();
   const int saved_errno = errno;  // a borrowed success leaves errno alone
   if (align_pages == 0 && StartsOnHugePage(n << kPageShift) &&
@@ -387,7 +286,7 @@ static Span* NewForThisThread(Length n, Length align_pages) {
   }
   errno = span != nullptr ? saved_errno : ENOMEM;
   if (span != nullptr && ReuseByWitness()) NoteLargeHandOut(span, node);
-  if (node < NodesWithCentralLists()) NodeHeaps::DoChores(node);
+  if (node < NodesWithCentralLists()) DoChores(node);
   return span;
 }
 
@@ -401,20 +300,6 @@ Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
   if (Span* span = NewInterleaved(n, align_pages)) return span;
   if (!Active()) return Static::pageheap()->NewAligned(n, align_pages);
   return NewForThisThread(n, align_pages);
-}
-
-// Span, just taken for a central list of first-touch `node`, before any
-// object in it is written: free pages of the heap that never served an
-// object may lie on another node too, when the kernel moved a transparent
-// huge page they share with objects another node read (a 2 MiB page moves
-// whole). Released, they fault in where the list's thread writes them.
-static void ReleaseIfMoved(int node, const Span* span) {
-  {
-    SpinLockHolder l(Static::pageheap_lock());
-    if (!ReleaseMovedSpan(node, span)) return;
-  }
-  TCMalloc_SystemRelease(reinterpret_cast<void*>(span->start << kPageShift),
-                         static_cast<size_t>(span->length) << kPageShift);
 }
 
 Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
@@ -441,26 +326,6 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   return span;
 }
 
-bool NodeHeaps::CarryOutChores(PageHeap* heap, int node) {
-  const NodeChores chores = TakeChores(node);
-  if (chores.retire == 0 && chores.release == 0) return false;
-  // Retired first: the pages released next are this heap's free pages, not
-  // what the asking node counted as released.
-  if (chores.retire != 0) RetireReleased(heap, chores.retire);
-  if (chores.release != 0) heap->ReleaseAtLeastNPages(chores.release);
-  return true;
-}
-
-void NodeHeaps::DoChores(int node) {
-  if (!OwnerHasChores(node)) return;
-  PageHeap* heap = ExistingHeap(node);
-  if (heap == nullptr) return;
-  SpinLockHolder l(Static::pageheap_lock());
-  if (CarryOutChores(heap, node)) {
-    AddToCounter(Counter::kUnstrandingByOwner, 1);
-  }
-}
-
 void NodeHeaps::SetBorrowing(bool on) { t_borrowing = on; }
 
 PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
@@ -476,195 +341,6 @@ PageHeap* NodeHeaps::OwnerHeap(PageHeap* heap, const Span* span) {
   }
   ASSERT(owner != nullptr);
   return owner;
-}
-
-bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
-  // A bound node's pages are on it whoever wrote them, and the kernel's
-  // balancing leaves them there.
-  if (heap->numa_region_ < 0 || !FirstTouchNode(heap->numa_region_)) {
-    return false;
-  }
-  // Small-object spans are written by their own node's threads: only the
-  // kernel moves their pages.
-  if (span->sizeclass != 0) {
-    return CooperatesWithBalancing() &&
-           ReleaseMovedSpan(heap->numa_region_, span);
-  }
-  // Large blocks are handed whole to a program that may write them from
-  // anywhere.
-  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  if (bytes < kMinReuseCheckBytes) return false;
-  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
-  if (ReuseByWitness()) {
-    // Without move_pages: what was noted when the block went out.
-    ReuseWitness w;
-    if (TakeWitness(start, bytes, heap->numa_region_, &w)) {
-      AddToCounter(Counter::kWitnessedReturns, 1);
-    }
-    if (!WitnessSaysRelease(w)) return false;
-    NoteRelease(start);
-  } else {
-    PageSample sample;
-    if (!SamplePages(start, bytes, KernelId(heap->numa_region_), &sample) ||
-        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
-      return false;
-    }
-  }
-  AddToCounter(Counter::kReleasedForReuse, 1);
-  return true;
-}
-
-// Gives released span s of heap back to its node's region and forgets it.
-// False if the region cannot take it (no hole left, not on kernel page
-// boundaries); s is unchanged then.
-bool NodeHeaps::RetireSpan(PageHeap* heap, Span* s) {
-  ASSERT(s->location == Span::ON_RETURNED_FREELIST);
-  const Length n = s->length;
-  {
-    SpinLockHolder l(GetSysAllocLock());  // the region's state, Taken
-    if (!ShrinkRegion(heap->numa_region_,
-                      reinterpret_cast<void*>(s->start << kPageShift),
-                      static_cast<size_t>(n << kPageShift))) {
-      return false;
-    }
-    TCMalloc_SystemTaken -= static_cast<size_t>(n << kPageShift);
-  }
-  heap->RemoveFromFreeList(s);
-  heap->stats_.system_bytes -= n << kPageShift;
-  // No span covers these pages now; one grown there later records itself.
-  for (Length i = 0; i < n; i++) heap->pagemap_.set(s->start + i, nullptr);
-  DeleteSpan(s);
-  return true;
-}
-
-// Retires at least num_pages of heap's released spans if it has them,
-// largest first (the fewest holes in the region per page given back).
-Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
-  Length retired = 0;
-  SpanSet* set = &heap->large_returned_;
-  SpanSetIter it = set->end();
-  while (it != set->begin() && retired < num_pages) {
-    SpanSetIter cur = std::prev(it);
-    const Length len = cur->length;
-    if (RetireSpan(heap, cur->span)) {
-      retired += len;  // erased cur; `it` stays valid
-    } else {
-      it = cur;
-    }
-  }
-  for (int i = kMaxPages - 1; i >= 0 && retired < num_pages; i--) {
-    Span* list = &heap->free_[i].returned;
-    for (Span* s = list->next; s != list && retired < num_pages;) {
-      Span* next = s->next;
-      const Length len = s->length;
-      if (RetireSpan(heap, s)) retired += len;
-      s = next;
-    }
-  }
-  return retired;
-}
-
-// Does what other CPU nodes were asked at an earlier growth and have not done
-// since (a node whose threads did not refill from its heap in between), from
-// here: so asks lag by at most one growth. Requires the page heap lock.
-void NodeHeaps::DoOwedChores(int node, int cpu_nodes) {
-  for (int i = 0; i < cpu_nodes; ++i) {
-    // A node without a heap yet: nothing asked, and its page stays unread.
-    PageHeap* h = i == node ? nullptr : ExistingHeap(i);
-    if (h != nullptr && CarryOutChores(h, i)) {
-      AddToCounter(Counter::kUnstrandingByGrower, 1);
-    }
-  }
-}
-
-// A vDSO clock read, no system call: BeforeGrowth runs under the page heap
-// lock.
-static uint64_t CoarseNowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
-  const int node = heap->numa_region_;
-  // Placed memory is the program's choice: no node gives memory up for it.
-  if (node < 0 || IsPlacedRegion(node) || !Active()) return;
-  ASSERT(Static::pageheap_lock()->IsHeld());
-  const int nodes = NumNodes();
-  // Only nodes with threads of their own can be asked (numa/node_chores.h).
-  const int cpu_nodes = NodesWithCentralLists();
-  if (growth) DoOwedChores(node, cpu_nodes);
-  uint64_t free_bytes[kMaxNodes] = {};
-  bool memory_only_free = false;
-  const uint64_t idle_ns = StrandedAfterNs();
-  const uint64_t now = CoarseNowNs();
-  NoteRegrowth(node, idle_ns, now);
-  const uint64_t stranded = StrandedNodes(cpu_nodes, idle_ns, now);
-  for (int i = 0; i < nodes; ++i) {
-    // A CPU node whose threads served from its heap lately keeps its free
-    // pages: they are about to be reused.
-    if (i < cpu_nodes && (stranded >> i & 1) == 0) continue;
-    if (const PageHeap* h = ExistingHeap(i)) {
-      free_bytes[i] = h->stats_.free_bytes;
-      if (i != node && i >= cpu_nodes && free_bytes[i] != 0) {
-        memory_only_free = true;
-      }
-    }
-  }
-
-  // Released from here: what lies beyond the bound by more than the CPU
-  // nodes may be asked for, and, when a memory-only node (no thread to ask)
-  // holds free pages, everything beyond the bound.
-  const uint64_t bound = MaxStrandedBytes();
-  const uint64_t unstrand = PagesToUnstrand(
-      node, nodes, free_bytes,
-      memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift);
-  Length released = 0;
-  for (int i = 0; i < nodes && released < unstrand; ++i) {
-    if (i == node || free_bytes[i] == 0) continue;
-    PageHeap* h = ExistingHeap(i);
-    released += h->ReleaseAtLeastNPages(unstrand - released);
-    NoteUnstranded(i, now);
-    free_bytes[i] = h->stats_.free_bytes;
-    AddToCounter(Counter::kUnstrandingByGrower, 1);
-  }
-  // The rest, down to OwnReleaseLine, by each CPU node's own threads.
-  uint64_t plan[kMaxNodes];
-  const uint64_t ask = PagesToUnstrand(node, cpu_nodes, free_bytes,
-                                       OwnReleaseLine(bound), kPageShift);
-  PlanRelease(node, cpu_nodes, free_bytes, ask, kPageShift, plan);
-  for (int i = 0; i < cpu_nodes; ++i) {
-    if (i == node || ExistingHeap(i) == nullptr) continue;
-    AskToRelease(i, plan[i]);  // 0 withdraws an earlier ask
-    if (plan[i] != 0) NoteUnstranded(i, now);
-  }
-  if (!growth) return;
-
-  uint64_t released_pages[kMaxNodes] = {};
-  for (int i = 0; i < nodes; ++i) {
-    if (i == node || ExistingHeap(i) == nullptr) continue;
-    released_pages[i] = ExistingHeap(i)->stats_.unmapped_bytes >> kPageShift;
-  }
-  // A node that gives back less than planned leaves the rest to the nodes
-  // after it: plan again without the nodes already asked. A CPU node is
-  // asked (its own thread retires at its next refill) up to kMaxAskedBytes;
-  // a larger retirement, and a memory-only node's, is done from here.
-  uint64_t left = pages >= PageHeap::kMinSystemAlloc
-                      ? pages
-                      : static_cast<uint64_t>(PageHeap::kMinSystemAlloc);
-  for (int i = 0; i < nodes && left > 0; ++i) {
-    PlanRetirement(node, nodes, released_pages, left, plan);
-    if (plan[i] == 0) continue;
-    Length got = plan[i];
-    if (i < cpu_nodes && plan[i] <= kMaxAskedBytes >> kPageShift) {
-      AskToRetire(i, plan[i]);
-    } else {
-      got = RetireReleased(ExistingHeap(i), plan[i]);
-      AddToCounter(Counter::kUnstrandingByGrower, 1);
-    }
-    left = got >= left ? 0 : left - got;
-    released_pages[i] = 0;
-  }
 }
 
 Length NodeHeaps::ReleaseAtLeastNPages(PageHeap* heap, Length num_pages) {
@@ -714,43 +390,6 @@ PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
   return sum;
 }
 
-void* NodeHeaps::NewSpanStorage(PageID start) {
-  const int node = SpanStoreOf(start);
-  if (node < 0) return Static::span_allocator()->New();
-  SizedMetadataAllocator& store = SpanStore(node);
-  if (!store.ready()) store.Init(sizeof(Span), alignof(Span));
-  return store.New();
-}
-
-void NodeHeaps::DeleteSpanStorage(Span* span) {
-  // A span keeps its owner for life: its pages stay in one node's region,
-  // and coalescing never crosses regions.
-  const int node = SpanStoreOf(span->start);
-  if (node < 0) {
-    Static::span_allocator()->Delete(span);
-    return;
-  }
-#ifndef NDEBUG
-  memset(static_cast<void*>(span), 0xAA, sizeof(*span));  // as upstream's
-#endif
-  SpanStore(node).Delete(span);
-}
-
-int NodeHeaps::NodeSpansInUse() {
-  int n = 0;
-  g_span_stores.ForEach(
-      [&n](const SizedMetadataAllocator& store) { n += store.inuse(); });
-  return n;
-}
-
-const void* NodeHeaps::SpanStoreOfNode(int node) {
-  return &g_span_stores[node];  // placed once the layer made a span
-}
-
-void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
-  g_storage = alloc != nullptr ? alloc : NodeHeapStorage;
-}
-
 void NodeHeaps::SetAfterSpanForTest(void (*hook)()) {
   g_after_span_for_test = hook;
 }
@@ -796,3 +435,7 @@ PageHeap::Stats PageHeap::StatsLocked() const {
 }
 
 }  // namespace tcmalloc
+
+#include "numa/node_heaps_metadata.cc"
+#include "numa/node_heaps_reuse_checks.cc"
+#include "numa/node_heaps_unstranding.cc"

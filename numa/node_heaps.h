@@ -13,7 +13,8 @@
 // A PageHeap made any other way (upstream's page_heap_test makes its own) is
 // not a node heap and keeps to itself.
 //
-// Compiled only inside the patched gperftools tree, as src/numa/node_heaps.cc.
+// Compiled only inside the patched gperftools tree, as src/numa/node_heaps.cc
+// (which includes node_heaps_metadata.cc, _reuse_checks.cc, _unstranding.cc).
 #ifndef NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_
 #define NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_
 
@@ -52,6 +53,8 @@ class NodeHeaps {
   // metadata memory: a node then cannot serve, others do; a placed
   // allocation fails).
   static PageHeap* Heap(int region) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The heap of `region` if it exists (nullptr), without making it.
+  static PageHeap* ExistingHeap(int region) ATTRIBUTE_VISIBILITY_HIDDEN;
 
   // A span of n pages from placed `region`'s heap, for a large placed block;
   // nullptr with errno ENOMEM when it can neither serve nor grow.
@@ -163,6 +166,15 @@ class NodeHeaps {
   static void SetAfterSpanForTest(void (*hook)()) ATTRIBUTE_VISIBILITY_HIDDEN;
 
  private:
+  // Memory for node heaps 1.. (numa/node_heaps_metadata.cc).
+  static void* HeapStorage(size_t bytes) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static Span* NewForThisThread(Length n,
+                                Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // The reuse checks of numa/node_heaps_reuse_checks.cc.
+  static void NoteLargeHandOut(const Span* span,
+                               int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void ReleaseIfMoved(int node,
+                             const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
   // Takes what was asked of `heap`, CPU node `node`'s, and does it; false
   // when nothing was asked. Requires the page heap lock.
   static bool CarryOutChores(PageHeap* heap,

@@ -1,0 +1,126 @@
+// NodeHeaps' reuse checks (numa/node_heaps.h): whether memory coming back
+// to, or just taken from, a first-touch node's heap has pages on another node
+// and is released so that they fault in where its next writer runs. By a
+// sample of its pages (move_pages) or, where that is refused, the reuse
+// witness. Compiled inside numa/node_heaps.cc.
+#include "base/spinlock.h"
+#include "numa/balancing.h"
+#include "numa/node_heaps.h"
+#include "numa/numa.h"
+#include "numa/placement.h"
+#include "numa/reuse_witness.h"
+#include "numa/sparse_memory.h"
+#include "static_vars.h"
+#include "system-alloc.h"
+
+namespace tcmalloc {
+namespace numa {
+namespace {
+
+// Each CPU node's check of its small-object spans, as they come back and as
+// they go to a central list, while the kernel balances
+// (CooperatesWithBalancing). Used under the page heap lock. A page each:
+// written on every span that passes, mostly by the node's own threads, so
+// first touch puts each where it is used (address space only until then).
+struct alignas(4096) NodeMovedSpanCheck {
+  MovedSpanCheck check;
+};
+NodeMovedSpanCheck g_moved[kMaxNodes];
+
+// True when small-object span `span` of first-touch `node`'s heap is to be
+// released: sampled, its pages found elsewhere, and not released for that
+// before (MovedSpanCheck). Requires the page heap lock.
+bool ReleaseMovedSpan(int node, const Span* span) {
+  MovedSpanCheck& check = g_moved[node].check;
+  if (!check.ShouldCheck()) return false;
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  PageSample sample;
+  if (!SamplePages(start, bytes, KernelId(node), &sample)) return false;
+  AddToCounter(Counter::kMovedSpansChecked, 1);
+  if (check.NeedsLog(sample.elsewhere)) {
+    // A node whose pages never moved never pays for the log.
+    check.InitLog(static_cast<uintptr_t*>(
+        SparseAlloc(MovedSpanLog::kEntries * sizeof(uintptr_t))));
+  }
+  switch (check.Judge(start, sample.elsewhere)) {
+    case MovedSpan::kStays:
+      return false;
+    case MovedSpan::kKeep:
+      AddToCounter(Counter::kMovedSpansKept, 1);
+      return false;
+    case MovedSpan::kRelease:
+      AddToCounter(Counter::kMovedSpansReleased, 1);
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Notes a large block of a first-touch node as the calling thread (on
+// `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
+void NodeHeaps::NoteLargeHandOut(const Span* span, int node) {
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  if (bytes < kMinReuseCheckBytes || !FirstTouchNode(OwnerOf(start).node)) {
+    return;
+  }
+  HandOut h;
+  if (!ObserveHandOut(start, bytes, node, &h)) return;  // all present
+  SpinLockHolder l(Static::pageheap_lock());
+  NoteHandOut(h);
+}
+
+// Span, just taken for a central list of first-touch `node`, before any
+// object in it is written: free pages of the heap that never served an
+// object may lie on another node too, when the kernel moved a transparent
+// huge page they share with objects another node read (a 2 MiB page moves
+// whole). Released, they fault in where the list's thread writes them.
+void NodeHeaps::ReleaseIfMoved(int node, const Span* span) {
+  {
+    SpinLockHolder l(Static::pageheap_lock());
+    if (!ReleaseMovedSpan(node, span)) return;
+  }
+  TCMalloc_SystemRelease(reinterpret_cast<void*>(span->start << kPageShift),
+                         static_cast<size_t>(span->length) << kPageShift);
+}
+
+bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
+  // A bound node's pages are on it whoever wrote them, and the kernel's
+  // balancing leaves them there.
+  if (heap->numa_region_ < 0 || !FirstTouchNode(heap->numa_region_)) {
+    return false;
+  }
+  // Small-object spans are written by their own node's threads: only the
+  // kernel moves their pages.
+  if (span->sizeclass != 0) {
+    return CooperatesWithBalancing() &&
+           ReleaseMovedSpan(heap->numa_region_, span);
+  }
+  // Large blocks are handed whole to a program that may write them from
+  // anywhere.
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  if (bytes < kMinReuseCheckBytes) return false;
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  if (ReuseByWitness()) {
+    // Without move_pages: what was noted when the block went out.
+    ReuseWitness w;
+    if (TakeWitness(start, bytes, heap->numa_region_, &w)) {
+      AddToCounter(Counter::kWitnessedReturns, 1);
+    }
+    if (!WitnessSaysRelease(w)) return false;
+    NoteRelease(start);
+  } else {
+    PageSample sample;
+    if (!SamplePages(start, bytes, KernelId(heap->numa_region_), &sample) ||
+        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
+      return false;
+    }
+  }
+  AddToCounter(Counter::kReleasedForReuse, 1);
+  return true;
+}
+
+}  // namespace numa
+}  // namespace tcmalloc

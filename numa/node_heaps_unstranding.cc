@@ -1,0 +1,195 @@
+// NodeHeaps' unstranding (numa/node_heaps.h): before a node's heap grows,
+// the free pages other nodes hold beyond the bound are released and their
+// address space given back to their regions, by the grower or, asked, by the
+// nodes' own threads (numa/node_chores.h). Compiled inside
+// numa/node_heaps.cc.
+#include <time.h>
+
+#include <iterator>  // std::prev
+
+#include "base/spinlock.h"
+#include "numa/node_chores.h"
+#include "numa/node_heaps.h"
+#include "numa/numa.h"
+#include "numa/stranded_nodes.h"
+#include "static_vars.h"
+#include "system-alloc.h"
+
+namespace tcmalloc {
+namespace numa {
+
+bool NodeHeaps::CarryOutChores(PageHeap* heap, int node) {
+  const NodeChores chores = TakeChores(node);
+  if (chores.retire == 0 && chores.release == 0) return false;
+  // Retired first: the pages released next are this heap's free pages, not
+  // what the asking node counted as released.
+  if (chores.retire != 0) RetireReleased(heap, chores.retire);
+  if (chores.release != 0) heap->ReleaseAtLeastNPages(chores.release);
+  return true;
+}
+
+void NodeHeaps::DoChores(int node) {
+  if (!OwnerHasChores(node)) return;
+  PageHeap* heap = ExistingHeap(node);
+  if (heap == nullptr) return;
+  SpinLockHolder l(Static::pageheap_lock());
+  if (CarryOutChores(heap, node)) {
+    AddToCounter(Counter::kUnstrandingByOwner, 1);
+  }
+}
+
+// Gives released span s of heap back to its node's region and forgets it.
+// False if the region cannot take it (no hole left, not on kernel page
+// boundaries); s is unchanged then.
+bool NodeHeaps::RetireSpan(PageHeap* heap, Span* s) {
+  ASSERT(s->location == Span::ON_RETURNED_FREELIST);
+  const Length n = s->length;
+  {
+    SpinLockHolder l(GetSysAllocLock());  // the region's state, Taken
+    if (!ShrinkRegion(heap->numa_region_,
+                      reinterpret_cast<void*>(s->start << kPageShift),
+                      static_cast<size_t>(n << kPageShift))) {
+      return false;
+    }
+    TCMalloc_SystemTaken -= static_cast<size_t>(n << kPageShift);
+  }
+  heap->RemoveFromFreeList(s);
+  heap->stats_.system_bytes -= n << kPageShift;
+  // No span covers these pages now; one grown there later records itself.
+  for (Length i = 0; i < n; i++) heap->pagemap_.set(s->start + i, nullptr);
+  DeleteSpan(s);
+  return true;
+}
+
+// Retires at least num_pages of heap's released spans if it has them,
+// largest first (the fewest holes in the region per page given back).
+Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
+  Length retired = 0;
+  SpanSet* set = &heap->large_returned_;
+  SpanSetIter it = set->end();
+  while (it != set->begin() && retired < num_pages) {
+    SpanSetIter cur = std::prev(it);
+    const Length len = cur->length;
+    if (RetireSpan(heap, cur->span)) {
+      retired += len;  // erased cur; `it` stays valid
+    } else {
+      it = cur;
+    }
+  }
+  for (int i = kMaxPages - 1; i >= 0 && retired < num_pages; i--) {
+    Span* list = &heap->free_[i].returned;
+    for (Span* s = list->next; s != list && retired < num_pages;) {
+      Span* next = s->next;
+      const Length len = s->length;
+      if (RetireSpan(heap, s)) retired += len;
+      s = next;
+    }
+  }
+  return retired;
+}
+
+// Does what other CPU nodes were asked at an earlier growth and have not done
+// since (a node whose threads did not refill from its heap in between), from
+// here: so asks lag by at most one growth. Requires the page heap lock.
+void NodeHeaps::DoOwedChores(int node, int cpu_nodes) {
+  for (int i = 0; i < cpu_nodes; ++i) {
+    // A node without a heap yet: nothing asked, and its page stays unread.
+    PageHeap* h = i == node ? nullptr : ExistingHeap(i);
+    if (h != nullptr && CarryOutChores(h, i)) {
+      AddToCounter(Counter::kUnstrandingByGrower, 1);
+    }
+  }
+}
+
+// A vDSO clock read, no system call: BeforeGrowth runs under the page heap
+// lock.
+static uint64_t CoarseNowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
+  const int node = heap->numa_region_;
+  // Placed memory is the program's choice: no node gives memory up for it.
+  if (node < 0 || IsPlacedRegion(node) || !Active()) return;
+  ASSERT(Static::pageheap_lock()->IsHeld());
+  const int nodes = NumNodes();
+  // Only nodes with threads of their own can be asked (numa/node_chores.h).
+  const int cpu_nodes = NodesWithCentralLists();
+  if (growth) DoOwedChores(node, cpu_nodes);
+  uint64_t free_bytes[kMaxNodes] = {};
+  bool memory_only_free = false;
+  const uint64_t idle_ns = StrandedAfterNs();
+  const uint64_t now = CoarseNowNs();
+  NoteRegrowth(node, idle_ns, now);
+  const uint64_t stranded = StrandedNodes(cpu_nodes, idle_ns, now);
+  for (int i = 0; i < nodes; ++i) {
+    // A CPU node whose threads served from its heap lately keeps its free
+    // pages: they are about to be reused.
+    if (i < cpu_nodes && (stranded >> i & 1) == 0) continue;
+    if (const PageHeap* h = ExistingHeap(i)) {
+      free_bytes[i] = h->stats_.free_bytes;
+      if (i != node && i >= cpu_nodes && free_bytes[i] != 0) {
+        memory_only_free = true;
+      }
+    }
+  }
+
+  // Released from here: what lies beyond the bound by more than the CPU
+  // nodes may be asked for, and, when a memory-only node (no thread to ask)
+  // holds free pages, everything beyond the bound.
+  const uint64_t bound = MaxStrandedBytes();
+  const uint64_t unstrand = PagesToUnstrand(
+      node, nodes, free_bytes,
+      memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift);
+  Length released = 0;
+  for (int i = 0; i < nodes && released < unstrand; ++i) {
+    if (i == node || free_bytes[i] == 0) continue;
+    PageHeap* h = ExistingHeap(i);
+    released += h->ReleaseAtLeastNPages(unstrand - released);
+    NoteUnstranded(i, now);
+    free_bytes[i] = h->stats_.free_bytes;
+    AddToCounter(Counter::kUnstrandingByGrower, 1);
+  }
+  // The rest, down to OwnReleaseLine, by each CPU node's own threads.
+  uint64_t plan[kMaxNodes];
+  const uint64_t ask = PagesToUnstrand(node, cpu_nodes, free_bytes,
+                                       OwnReleaseLine(bound), kPageShift);
+  PlanRelease(node, cpu_nodes, free_bytes, ask, kPageShift, plan);
+  for (int i = 0; i < cpu_nodes; ++i) {
+    if (i == node || ExistingHeap(i) == nullptr) continue;
+    AskToRelease(i, plan[i]);  // 0 withdraws an earlier ask
+    if (plan[i] != 0) NoteUnstranded(i, now);
+  }
+  if (!growth) return;
+
+  uint64_t released_pages[kMaxNodes] = {};
+  for (int i = 0; i < nodes; ++i) {
+    if (i == node || ExistingHeap(i) == nullptr) continue;
+    released_pages[i] = ExistingHeap(i)->stats_.unmapped_bytes >> kPageShift;
+  }
+  // A node that gives back less than planned leaves the rest to the nodes
+  // after it: plan again without the nodes already asked. A CPU node is
+  // asked (its own thread retires at its next refill) up to kMaxAskedBytes;
+  // a larger retirement, and a memory-only node's, is done from here.
+  uint64_t left = pages >= PageHeap::kMinSystemAlloc
+                      ? pages
+                      : static_cast<uint64_t>(PageHeap::kMinSystemAlloc);
+  for (int i = 0; i < nodes && left > 0; ++i) {
+    PlanRetirement(node, nodes, released_pages, left, plan);
+    if (plan[i] == 0) continue;
+    Length got = plan[i];
+    if (i < cpu_nodes && plan[i] <= kMaxAskedBytes >> kPageShift) {
+      AskToRetire(i, plan[i]);
+    } else {
+      got = RetireReleased(ExistingHeap(i), plan[i]);
+      AddToCounter(Counter::kUnstrandingByGrower, 1);
+    }
+    left = got >= left ? 0 : left - got;
+    released_pages[i] = 0;
+  }
+}
+
+}  // namespace numa
+}  // namespace tcmalloc
