@@ -96,7 +96,6 @@ bool TrimOtherReserves(int id) {
   for (int i = 0; i < kMaxNodes; ++i) {
     Region* o = &g_regions[i];
     if (i == id || o->reserved_end == o->begin) continue;
-    // One page stays reserved: the region keeps its start.
     const uintptr_t page = static_cast<uintptr_t>(getpagesize());
     uintptr_t keep = o->committed_end;
     if (keep < o->begin + page) keep = o->begin + page;
@@ -270,18 +269,6 @@ void RegionWindow(int id, uintptr_t* begin, uintptr_t* end) {
   }
 }
 
-size_t CommitBytes(size_t bytes, size_t page_size) {
-  const size_t unit = page_size > kCommitGranule ? page_size : kCommitGranule;
-  if (bytes > ~size_t{0} - unit) return 0;
-  return (bytes + unit - 1) & ~(unit - 1);
-}
-
-size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
-  if (need > room) return 0;
-  size_t bytes = need > next_reserve ? need : next_reserve;
-  return bytes > room ? room : bytes;
-}
-
 // The first reservation of each of `nodes` regions: kFirstReserve, or under
 // an address-space limit at most a quarter of it shared among the nodes, so
 // that 16 nodes under `ulimit -v 256M` still start, and leave the rest to
@@ -306,7 +293,6 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
       continue;
     }
     RegionWindow(node, &r->begin, &r->end);
-    r->kernel_id = kernel_ids[node];
     r->reserved_end = r->committed_end = r->begin;
     r->next_reserve = first;
     const int err = Reserve(r, node, first);
@@ -324,8 +310,6 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
   g_reserved = true;
   return true;
 }
-
-bool RegionsReserved() { return g_reserved; }
 
 void SetPlacedBinder(BindFn bind) { g_placed_bind = bind; }
 

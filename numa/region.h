@@ -96,12 +96,20 @@ void RegionWindow(int id, uintptr_t* begin, uintptr_t* end);
 
 // `bytes` rounded up to whole commit granules and whole kernel pages of
 // `page_size` (a power of two; getpagesize() in the allocator).
-size_t CommitBytes(size_t bytes, size_t page_size);
+inline size_t CommitBytes(size_t bytes, size_t page_size) {
+  const size_t unit = page_size > kCommitGranule ? page_size : kCommitGranule;
+  if (bytes > ~size_t{0} - unit) return 0;
+  return (bytes + unit - 1) & ~(unit - 1);
+}
 
 // How much to reserve when a region needs `need` more bytes (a multiple of
 // the granule): the next reservation size, or more if `need` is larger,
 // never beyond `room`. 0 if `need` does not fit in `room`.
-size_t ReserveBytes(size_t need, size_t next_reserve, size_t room);
+inline size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
+  if (need > room) return 0;
+  const size_t bytes = need > next_reserve ? need : next_reserve;
+  return bytes > room ? room : bytes;
+}
 
 // Binds [start, start + len), freshly reserved for region `id`, as the
 // region's memory is to be placed; false if the kernel refused (the memory
@@ -116,9 +124,6 @@ using BindFn = bool (*)(void* start, size_t len, int id);
 // then, and the layer must stay off. Nodes that already have a region keep it
 // (tests initialise the layer repeatedly).
 bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind);
-
-// True once ReserveRegions succeeded.
-bool RegionsReserved();
 
 // The binder of placed regions (named nodes, interleaved), which reserve
 // their first chunk at their first growth, with or without the layer.
