@@ -22,6 +22,7 @@ namespace {
 
 constexpr char kPrefix[] = "tcmalloc.numa.";
 constexpr char kNodePrefix[] = "node";
+constexpr double kMiB = 1048576.0;
 
 // Parses "<digits>." at *p; advances past the dot. No strtol: it may touch
 // locale state, and this runs inside malloc's introspection.
@@ -80,18 +81,6 @@ size_t PlacedListBytes(int region) {
   return r != nullptr ? r->free_bytes(region) : 0;
 }
 
-const char* RemoteFreePolicyName() {
-  switch (RemoteFreePolicy()) {
-    case RemoteFree::kOwner:
-      return "owner";
-    case RemoteFree::kOwnerLists:
-      return "owner-lists";
-    case RemoteFree::kLocal:
-      break;
-  }
-  return "local";
-}
-
 unsigned long long CountOf(Counter c) {
   return static_cast<unsigned long long>(CounterValue(c));
 }
@@ -116,6 +105,27 @@ constexpr CounterName kCounters[] = {
     {"refills_moved", Counter::kRefillsMoved},
     {"unstranding_by_owner", Counter::kUnstrandingByOwner},
     {"unstranding_by_grower", Counter::kUnstrandingByGrower},
+};
+
+// tcmalloc.numa.<name>: one figure each.
+struct ScalarProperty {
+  const char* name;
+  size_t (*read)();
+};
+constexpr ScalarProperty kScalars[] = {
+    {"active", [] { return size_t{Active()}; }},
+    {"num_nodes", [] { return size_t(NumNodes()); }},
+    {"mbind_calls", [] { return size_t(MbindCalls()); }},
+    {"mbind_failures", [] { return size_t(MbindFailures()); }},
+    {"metadata_binds", [] { return size_t(MetadataBinds()); }},
+    {"metadata_bind_failures", [] { return size_t(MetadataBindFailures()); }},
+    {"cpu_nodes", [] { return size_t(NodesWithCentralLists()); }},
+    // The name before CPU nodes had one; kept for old scripts.
+    {"list_nodes", [] { return size_t(NodesWithCentralLists()); }},
+    // 0 no page of ours moves, 1 cooperating, 2 not checked (ignored, or
+    // move_pages refused): the values of Cooperation.
+    {"kernel_balancing", [] { return size_t(BalancingCooperation()); }},
+    {"region_failures", [] { return size_t(RegionFailures()); }},
 };
 
 // tcmalloc.numa.refused_<call>: the errno the kernel refused it with.
@@ -280,44 +290,11 @@ bool GetNumaProperty(const char* name, size_t* value) {
   if (strncmp(name, kPrefix, sizeof(kPrefix) - 1) != 0) return false;
   const char* key = name + sizeof(kPrefix) - 1;
 
-  if (strcmp(key, "active") == 0) {
-    *value = Active() ? 1 : 0;
-    return true;
-  }
-  if (strcmp(key, "num_nodes") == 0) {
-    *value = NumNodes();
-    return true;
-  }
-  if (strcmp(key, "mbind_calls") == 0) {
-    *value = MbindCalls();
-    return true;
-  }
-  if (strcmp(key, "mbind_failures") == 0) {
-    *value = MbindFailures();
-    return true;
-  }
-  if (strcmp(key, "metadata_binds") == 0) {
-    *value = MetadataBinds();
-    return true;
-  }
-  if (strcmp(key, "metadata_bind_failures") == 0) {
-    *value = MetadataBindFailures();
-    return true;
-  }
-  // list_nodes: the name before CPU nodes had one; kept for old scripts.
-  if (strcmp(key, "cpu_nodes") == 0 || strcmp(key, "list_nodes") == 0) {
-    *value = NodesWithCentralLists();
-    return true;
-  }
-  // kernel_balancing: 0 no page of ours moves, 1 cooperating, 2 not
-  // checked (ignored, or move_pages refused): the values of Cooperation.
-  if (strcmp(key, "kernel_balancing") == 0) {
-    *value = static_cast<size_t>(BalancingCooperation());
-    return true;
-  }
-  if (strcmp(key, "region_failures") == 0) {
-    *value = RegionFailures();
-    return true;
+  for (const ScalarProperty& p : kScalars) {
+    if (strcmp(key, p.name) == 0) {
+      *value = p.read();
+      return true;
+    }
   }
   for (const CounterName& c : kCounters) {
     if (strcmp(key, c.name) == 0) {
@@ -373,7 +350,6 @@ bool GetNumaProperty(const char* name, size_t* value) {
 
 // One line per placed heap that exists.
 static void DumpPlacedStats(TCMalloc_Printer* out) {
-  static const double MiB = 1048576.0;
   for (int region = kFirstNamedRegion; region < kRegions; ++region) {
     PageHeap::Stats stats;
     if (!PlacedStats(region, &stats)) continue;
@@ -386,8 +362,8 @@ static void DumpPlacedStats(TCMalloc_Printer* out) {
     out->printf(
         "%8.1f MiB system; %8.1f MiB page heap free; %8.1f MiB unmapped; "
         "%8.1f MiB in free lists\n",
-        stats.system_bytes / MiB, stats.free_bytes / MiB,
-        stats.unmapped_bytes / MiB, list_bytes / MiB);
+        stats.system_bytes / kMiB, stats.free_bytes / kMiB,
+        stats.unmapped_bytes / kMiB, list_bytes / kMiB);
   }
 }
 
@@ -400,7 +376,6 @@ void DumpNumaStats(TCMalloc_Printer* out) {
     DumpPlacedStats(out);
     return;
   }
-  static const double MiB = 1048576.0;
   out->printf("------------------------------------------------\n");
   out->printf(
       "NUMA: %d nodes; policy %s%s; %llu mbind calls, %llu failed; "
@@ -422,7 +397,10 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       "%llu remote-free objects, %llu thread migrations, %llu objects "
       "flushed, %llu rerouted, %llu borrowed, %llu linked in by their "
       "freeing thread\n",
-      NodesWithCentralLists(), RemoteFreePolicyName(),
+      NodesWithCentralLists(),
+      RemoteFreePolicy() == RemoteFree::kOwner        ? "owner"
+      : RemoteFreePolicy() == RemoteFree::kOwnerLists ? "owner-lists"
+                                                      : "local",
       MigrationPolicy() == Migration::kDrain ? "drain" : "flush",
       CountOf(Counter::kRemoteFreeObjects), CountOf(Counter::kThreadMigrations),
       CountOf(Counter::kFlushedObjects), CountOf(Counter::kReroutedObjects),
@@ -441,10 +419,10 @@ void DumpNumaStats(TCMalloc_Printer* out) {
         "NUMA node %2d: %8.1f MiB system; %8.1f MiB page heap free; "
         "%8.1f MiB unmapped; %8.1f MiB central cache free; region at "
         "0x%012llx: %8.1f MiB reserved, %8.1f MiB committed\n",
-        KernelId(node), stats.system_bytes / MiB, stats.free_bytes / MiB,
-        stats.unmapped_bytes / MiB, CentralFreeBytes(node) / MiB,
-        static_cast<unsigned long long>(region.begin), region.reserved / MiB,
-        region.committed / MiB);
+        KernelId(node), stats.system_bytes / kMiB, stats.free_bytes / kMiB,
+        stats.unmapped_bytes / kMiB, CentralFreeBytes(node) / kMiB,
+        static_cast<unsigned long long>(region.begin), region.reserved / kMiB,
+        region.committed / kMiB);
   }
   DumpPlacedStats(out);
 }
