@@ -38,8 +38,10 @@ int g_release_next;
 // (SetBorrowing), so NewForList does not take it for a thread that moved.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_borrowing =
     false;
-// Called once a list's span is taken, before the mover check (tests only).
+#ifdef NUMA_TCMALLOC_TEST_HOOKS
+// Called once a list's span is taken, before the mover check.
 void (*g_after_span_for_test)() = nullptr;
+#endif
 
 // Whether the thread filling `region`'s list is a thread of another node
 // that came to it by the scheduler, not by borrowing: a refill looks at
@@ -308,7 +310,9 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   Span* span = heap->NewWithSizeClass(n, cl);
   if (span == nullptr) return nullptr;
   NoteServe(region);
+#ifdef NUMA_TCMALLOC_TEST_HOOKS
   if (g_after_span_for_test != nullptr) g_after_span_for_test();
+#endif
   // Checked last, so that only the free list's own writes come after it.
   // The span is still unwritten: it goes back whole, and the refill is
   // served on the thread's new node (ThreadCacheNodes::Borrow).
@@ -390,9 +394,11 @@ PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
   return sum;
 }
 
+#ifdef NUMA_TCMALLOC_TEST_HOOKS
 void NodeHeaps::SetAfterSpanForTest(void (*hook)()) {
   g_after_span_for_test = hook;
 }
+#endif
 
 bool NodeHeaps::HeapStats(int region, PageHeap::Stats* stats) {
   if (region < 0 || region >= kRegions ||

@@ -155,6 +155,7 @@ class NodeHeaps {
   // Where CPU node `node`'s span store lies (tests look at its page).
   static const void* SpanStoreOfNode(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
 
+#ifdef NUMA_TCMALLOC_TEST_HOOKS  // test builds only (tcmalloc_test_hooks)
   // Where node heaps 1.. get their memory: MetaDataAlloc, unless a test
   // installed a stand-in (nullptr: MetaDataAlloc again) to see what happens
   // when there is none (tests/numa_heap/node_heap_metadata_test.cc).
@@ -164,6 +165,7 @@ class NodeHeaps {
   // its check of the thread's node, where the scheduler may move a thread
   // (tests/numa_heap/refill_moved_test.cc).
   static void SetAfterSpanForTest(void (*hook)()) ATTRIBUTE_VISIBILITY_HIDDEN;
+#endif
 
  private:
   // Memory for node heaps 1.. (numa/node_heaps_metadata.cc).

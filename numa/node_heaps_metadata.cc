@@ -94,9 +94,11 @@ const void* NodeHeaps::SpanStoreOfNode(int node) {
   return &g_span_stores[node];  // placed once the layer made a span
 }
 
+#ifdef NUMA_TCMALLOC_TEST_HOOKS
 void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
   g_storage = alloc != nullptr ? alloc : NodeHeapStorage;
 }
+#endif
 
 }  // namespace numa
 }  // namespace tcmalloc
