@@ -7,7 +7,7 @@
 #include "numa/balancing.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
-#include "numa/placement.h"
+#include "numa/page_sample.h"
 #include "numa/reuse_witness.h"
 #include "numa/sparse_memory.h"
 #include "static_vars.h"

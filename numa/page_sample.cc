@@ -1,5 +1,5 @@
-// The page sample behind the reuse check (numa/placement.h).
-#include "numa/placement.h"
+// The page sample behind the reuse check (numa/page_sample.h).
+#include "numa/page_sample.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // SamplePages against this machine's kernel: what move_pages reports for
 // untouched, written and partly written memory.
-#include "numa/placement.h"
+#include "numa/page_sample.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

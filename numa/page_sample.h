@@ -3,9 +3,9 @@
 // large block comes back, to keep reuse local under first-touch placement
 // (policy.h, ReleaseBeforeReuse).
 //
-// Inside the gperftools tree this file lives at src/numa/placement.h.
-#ifndef NUMA_TCMALLOC_NUMA_PLACEMENT_H_
-#define NUMA_TCMALLOC_NUMA_PLACEMENT_H_
+// Inside the gperftools tree this file lives at src/numa/page_sample.h.
+#ifndef NUMA_TCMALLOC_NUMA_PAGE_SAMPLE_H_
+#define NUMA_TCMALLOC_NUMA_PAGE_SAMPLE_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,4 +37,4 @@ int ProbeMovePages();
 
 #pragma GCC visibility pop
 
-#endif  // NUMA_TCMALLOC_NUMA_PLACEMENT_H_
+#endif  // NUMA_TCMALLOC_NUMA_PAGE_SAMPLE_H_
