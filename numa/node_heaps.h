@@ -93,16 +93,22 @@ class NodeHeaps {
   static PageHeap* OwnerHeap(PageHeap* heap,
                              const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
 
-  // True when `span`, a large block coming back to its owner `heap`, should
-  // be released (decommitted) before it serves again. Fresh memory is placed
-  // where it is first written, so a block's pages lie where its writers ran,
-  // not always on `heap`'s node; a sample of them (one move_pages call) finds
-  // how many lie elsewhere (policy.h, TooManyPagesElsewhere), or, where the
-  // kernel refuses move_pages, what New noted when it handed the block out
+  // Before large block `span` goes back to its heap (tcmalloc's
+  // do_free_pages, without the page heap lock): whether it should be released
+  // (decommitted) before it serves again. Fresh memory is placed where it is
+  // first written, so a block's pages lie where its writers ran, not always
+  // on its heap's node; a sample of them (one move_pages call) finds how many
+  // lie elsewhere (policy.h, TooManyPagesElsewhere), or, where the kernel
+  // refuses move_pages, what New noted when it handed the block out
   // (numa/reuse_witness.h, WitnessSaysRelease). Released, the block's next
-  // writer on this node faults its pages in here. Only blocks of
+  // writer on this node faults its pages in there. Only blocks of
   // kMinReuseCheckBytes or more, of nodes left to first touch
-  // (FirstTouchNode), are checked.
+  // (FirstTouchNode), are checked. The verdict waits for the block's
+  // DeleteLocked on this thread (ReleaseBeforeReuse).
+  static void JudgeLargeReturn(const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // True when `span`, coming back to its owner `heap` (under the page heap
+  // lock), is to be released: a large block as JudgeLargeReturn found, a
+  // small-object span whose pages the kernel moved away (numa/balancing.h).
   static bool ReleaseBeforeReuse(const PageHeap* heap,
                                  const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
 

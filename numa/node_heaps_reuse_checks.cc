@@ -67,9 +67,7 @@ void NodeHeaps::NoteLargeHandOut(const Span* span, int node) {
     return;
   }
   HandOut h;
-  if (!ObserveHandOut(start, bytes, node, &h)) return;  // all present
-  SpinLockHolder l(Static::pageheap_lock());
-  NoteHandOut(h);
+  if (ObserveHandOut(start, bytes, node, &h)) NoteHandOut(h);
 }
 
 // Span, just taken for a central list of first-touch `node`, before any
@@ -86,40 +84,63 @@ void NodeHeaps::ReleaseIfMoved(int node, const Span* span) {
                          static_cast<size_t>(span->length) << kPageShift);
 }
 
-bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
-  // A bound node's pages are on it whoever wrote them, and the kernel's
-  // balancing leaves them there.
-  if (heap->numa_region_ < 0 || !FirstTouchNode(heap->numa_region_)) {
-    return false;
-  }
-  // Small-object spans are written by their own node's threads: only the
-  // kernel moves their pages.
-  if (span->sizeclass != 0) {
-    return CooperatesWithBalancing() &&
-           ReleaseMovedSpan(heap->numa_region_, span);
-  }
-  // Large blocks are handed whole to a program that may write them from
-  // anywhere.
+// Whether large block `span`, coming back to first-touch `node`'s heap, is to
+// be released, judged without the page heap lock.
+static bool JudgeLargeBlock(int node, const Span* span) {
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  if (bytes < kMinReuseCheckBytes) return false;
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   if (ReuseByWitness()) {
     // Without move_pages: what was noted when the block went out.
     ReuseWitness w;
-    if (TakeWitness(start, bytes, heap->numa_region_, &w)) {
+    if (TakeWitness(start, bytes, node, &w)) {
       AddToCounter(Counter::kWitnessedReturns, 1);
     }
     if (!WitnessSaysRelease(w)) return false;
     NoteRelease(start);
   } else {
     PageSample sample;
-    if (!SamplePages(start, bytes, KernelId(heap->numa_region_), &sample) ||
+    if (!SamplePages(start, bytes, KernelId(node), &sample) ||
         !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
       return false;
     }
   }
   AddToCounter(Counter::kReleasedForReuse, 1);
   return true;
+}
+
+// The large block the calling thread is freeing and JudgeLargeReturn found
+// must be released, until its DeleteLocked takes the verdict.
+__attribute__((tls_model(
+    "initial-exec"))) thread_local const Span* t_release_span = nullptr;
+
+void NodeHeaps::JudgeLargeReturn(const Span* span) {
+  t_release_span = nullptr;
+  if (!Active()) return;
+  const Owner o = OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift);
+  // A bound node's pages are on it whoever wrote them, and the kernel's
+  // balancing leaves them there.
+  if (o.kind != MemoryKind::kNode || !FirstTouchNode(o.node) ||
+      (static_cast<size_t>(span->length) << kPageShift) < kMinReuseCheckBytes) {
+    return;
+  }
+  if (JudgeLargeBlock(o.node, span)) t_release_span = span;
+}
+
+bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
+  if (heap->numa_region_ < 0 || !FirstTouchNode(heap->numa_region_)) {
+    return false;
+  }
+  // Large blocks are handed whole to a program that may write them from
+  // anywhere: judged before the lock (JudgeLargeReturn).
+  if (span->sizeclass == 0) {
+    const bool release = t_release_span == span;
+    t_release_span = nullptr;
+    return release;
+  }
+  // Small-object spans are written by their own node's threads: only the
+  // kernel moves their pages.
+  return CooperatesWithBalancing() &&
+         ReleaseMovedSpan(heap->numa_region_, span);
 }
 
 }  // namespace numa

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "numa/byte_stream.h"
+#include "numa/leaf_lock.h"
 #include "numa/numa.h"
 #include "numa/parse.h"
 #include "numa/sparse_memory.h"
@@ -31,6 +32,9 @@ struct Note {
 // unnoted. A power of two: 768 KiB of address space, resident only where
 // notes were written.
 constexpr size_t kNotes = 16384;
+// Guards the notes and the released blocks: a probe or a copy at a time, no
+// system call under it.
+LeafLock g_notes_lock;
 Note* g_notes;
 uint64_t g_pages_per_fault = 1;
 // Blocks that went out without a note: the table was full (UnnotedBlocks).
@@ -86,9 +90,6 @@ uint64_t PresentPages(uintptr_t start, size_t bytes, unsigned char* vec,
   return present;
 }
 
-// Under the page heap lock a static vector: 64 MiB of pages a call.
-unsigned char g_vec[16384];
-
 // Finds and removes the note of the block at `start` into *note.
 bool TakeNote(uintptr_t start, Note* note) {
   if (g_notes == nullptr) return false;
@@ -142,9 +143,15 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
 }
 
 bool NoteHandOut(const HandOut& h) {
-  if (g_notes == nullptr) {
-    g_notes = static_cast<Note*>(SparseAlloc(kNotes * sizeof(Note)));
+  if (__atomic_load_n(&g_notes, __ATOMIC_ACQUIRE) == nullptr) {
+    // Mapped outside the lock; of two threads that race here one mapping
+    // stays untouched address space.
+    void* table = SparseAlloc(kNotes * sizeof(Note));
+    void* none = nullptr;
+    __atomic_compare_exchange_n(&g_notes, &none, table, false, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE);
   }
+  g_notes_lock.Lock();
   for (size_t i = Slot(h.start), probes = 0;
        g_notes != nullptr && probes < kNotes;
        i = (i + 1) & (kNotes - 1), ++probes) {
@@ -157,8 +164,10 @@ bool NoteHandOut(const HandOut& h) {
     n.process_faults = h.process_faults;
     n.present_pages = h.present_pages;
     n.released_before = TakeReleased(h.start);
+    g_notes_lock.Unlock();
     return true;
   }
+  g_notes_lock.Unlock();
   __atomic_fetch_add(&g_unnoted, 1, __ATOMIC_RELAXED);
   return false;
 }
@@ -169,13 +178,17 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   w->block_pages = (bytes + page - 1) / page;
   w->pages_per_fault = g_pages_per_fault;
   Note note;
-  if (!TakeNote(start, &note)) {
+  g_notes_lock.Lock();
+  const bool noted = TakeNote(start, &note);
+  g_notes_lock.Unlock();
+  if (!noted) {
     // A block wholly present when handed out, a piece of a free span
     // (NewAligned's leftovers, a span's remainder) or fresh growth: no page
     // gained, as far as the heap can tell (an unnoted block too).
     return false;
   }
-  const uint64_t present = PresentPages(start, bytes, g_vec, sizeof(g_vec));
+  unsigned char vec[1024];  // no lock held: on the stack
+  const uint64_t present = PresentPages(start, bytes, vec, sizeof(vec));
   w->gained_pages =
       present > note.present_pages ? present - note.present_pages : 0;
   w->allocator_on_node = true;
@@ -183,7 +196,7 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   // its other threads' faults alone): no counter need be read.
   if (w->gained_pages * 20 <= w->block_pages) return true;
   // Another thread's fault count could only come from /proc, a file read
-  // under the page heap lock: a block its taker does not return is judged
+  // inside free: a block its taker does not return is judged
   // as one whose taker is gone, and released (it gained enough pages to
   // matter, and nobody can say who faulted them).
   const bool taker_returns =
@@ -206,9 +219,11 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
 }
 
 void NoteRelease(uintptr_t start) {
+  g_notes_lock.Lock();
   TakeReleased(start);
   g_released[g_released_next] = start;
   g_released_next = (g_released_next + 1) % kReleased;
+  g_notes_lock.Unlock();
 }
 
 uint64_t ReadPagesPerFault() {

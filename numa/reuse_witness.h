@@ -5,8 +5,10 @@
 // "Without move_pages").
 //
 // Notes live in a table of their own (SparseAlloc'd at the first note),
-// guarded by the page heap lock that the callers hold. Raw syscalls only:
-// gettid, getrusage and mincore; no file is read.
+// guarded by a leaf lock of their own: callers hold no lock, and no system
+// call is made under it, so the page heap lock every large allocation takes
+// waits for none of the witness's calls. Raw syscalls only: gettid,
+// getrusage and mincore; no file is read.
 //
 // Inside the gperftools tree this file lives at src/numa/reuse_witness.h.
 #ifndef NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
@@ -43,19 +45,19 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out);
 
 // Keeps `h` until the block returns. False if the table is full: the block
 // goes unnoted, and is judged on return as one that gained nothing
-// (counted: UnnotedBlocks). Requires the page heap lock.
+// (counted: UnnotedBlocks).
 bool NoteHandOut(const HandOut& h);
 uint64_t UnnotedBlocks();
 
 // The block at `start`, judged by its note, is being released: remembered
 // (the last few such blocks), so that its next note says so
-// (ReuseWitness::released_before). Requires the page heap lock.
+// (ReuseWitness::released_before).
 void NoteRelease(uintptr_t start);
 
 // A span of `bytes` at `start` comes back to the heap of `node`: takes its
 // note and fills *w. False if it has none (a block wholly present when
 // handed out, a piece of a free span, fresh growth): then *w says nothing
-// was gained. Requires the page heap lock.
+// was gained. Call it without the page heap lock: mincore walks the block.
 bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w);
 
 // The most pages one page fault brings into the heap's regions: a PMD huge
