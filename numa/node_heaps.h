@@ -179,8 +179,8 @@ class NodeHeaps {
   static Span* NewForThisThread(Length n,
                                 Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The reuse checks of numa/node_heaps_reuse_checks.cc.
-  static void NoteLargeHandOut(const Span* span,
-                               int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void NoteLargeHandOut(const Span* span, int node,
+                               bool kept) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void ReleaseIfMoved(int node,
                              const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
   // Takes what was asked of `heap`, CPU node `node`'s, and does it; false
