@@ -70,31 +70,16 @@ bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 // [freeing node][owner node]; untouched but for the pairs that free.
 SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
 
-// Log blocks, two pages each, carved from mappings of their own
-// (SparseAlloc: no huge pages), so that each block's pages land on the node
-// of the thread that first writes them.
+// Log blocks, two pages each, from SparseAlloc (mappings of their own, no
+// huge pages), so that each block's pages land on the node of the thread
+// that first writes them.
 constexpr size_t kBlockBytes = 8192;
-constexpr size_t kBlockChunk = 32 * kBlockBytes;
-LeafLock g_block_chunk_lock;
-char* g_block_chunk = nullptr;  // guarded by g_block_chunk_lock
-size_t g_block_chunk_left = 0;
 
 // A new block, on this thread's node; nullptr if the system has no memory
 // for one.
 LogBlock* AllocateBlock() {
   static_assert(sizeof(LogBlock) <= kBlockBytes, "a block is two pages");
-  g_block_chunk_lock.Lock();
-  if (g_block_chunk_left == 0) {
-    g_block_chunk = static_cast<char*>(SparseAlloc(kBlockChunk));
-    g_block_chunk_left = g_block_chunk == nullptr ? 0 : kBlockChunk;
-  }
-  LogBlock* block = nullptr;
-  if (g_block_chunk_left > 0) {
-    block = reinterpret_cast<LogBlock*>(g_block_chunk);
-    g_block_chunk += kBlockBytes;
-    g_block_chunk_left -= kBlockBytes;
-  }
-  g_block_chunk_lock.Unlock();
+  LogBlock* block = static_cast<LogBlock*>(SparseAlloc(kBlockBytes));
   if (block == nullptr) return nullptr;
   memset(block, 0, sizeof(LogBlock));  // the first touch places the pages
   block->placed_on = static_cast<int16_t>(ThisThreadsListNode());
@@ -527,15 +512,13 @@ void ThreadCacheNodes::LockLogPools() NO_THREAD_SAFETY_ANALYSIS {
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).LockPool();
   }
-  // Innermost: where new blocks come from (AllocateBlock runs under a
-  // shared log's lock), and the sparse memory they are carved from.
-  g_block_chunk_lock.Lock();
+  // Innermost: the sparse memory new blocks come from (AllocateBlock runs
+  // under a shared log's lock).
   LockSparseMemory();
 }
 
 void ThreadCacheNodes::UnlockLogPools() NO_THREAD_SAFETY_ANALYSIS {
   UnlockSparseMemory();
-  g_block_chunk_lock.Unlock();
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).UnlockPool();
   }

@@ -123,9 +123,8 @@ class ThreadCacheNodes {
   // that exits or marks itself idle leaves the thread-cache figure as it
   // found it.
   static uint64_t HandedOverBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // The logs' locks (shared logs, block pools) and, innermost, those of the
-  // memory blocks are carved from (block chunks, SparseAlloc), held across
-  // fork().
+  // The logs' locks (shared logs, block pools) and, innermost, that of the
+  // sparse memory new blocks come from (SparseAlloc), held across fork().
   static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
   static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
 
