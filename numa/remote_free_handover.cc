@@ -1,12 +1,18 @@
 // The thread-cache side of the remote-free logs (numa/remote_free_log.h):
-// frees logged, full blocks handed to their owner, inboxes linked in.
-// Included last by numa/thread_cache_nodes.cc, whose includes and helpers it
-// uses; never compiled on its own (src/numa/remote_free_handover.cc).
+// frees logged, full blocks handed to their owner, inboxes linked in. Only
+// compiled as the end of numa/thread_cache_nodes.cc, whose helpers it uses.
 
 namespace tcmalloc {
 namespace numa {
 namespace {
 
+// The log that threads without a thread cache on one node share for one
+// owner node: their free() would link the object into the owner's central
+// list, a write into it.
+struct alignas(64) SharedLog {
+  LeafLock lock;
+  LogBlock* block = nullptr;  // guarded by lock
+};
 // [freeing node][owner node]; untouched but for the pairs that free.
 SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
 
@@ -61,45 +67,6 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
   LinkingRemoteFrees(false);
 }
 
-// A full block to `node`'s inbox: true if taken, else its objects were
-// linked in from here and it is empty.
-bool HandOverBlock(LogBlock* block, int node) {
-  AddToCounter(Counter::kRemoteFreeObjects, block->count);
-  if (InboxOf(node).Offer(block)) return true;
-  // The owner's inbox is full (no thread of it has refilled for a while):
-  // the objects go in from here, remote writes as without logs.
-  AddToCounter(Counter::kInboxFullObjects, block->count);
-  LinkIntoCentralLists(block, node);
-  block->count = 0;
-  block->bytes = 0;
-  return false;
-}
-
-// True when the object was logged as a remote free (FreeWithoutCache).
-bool TookCachelessFree(void* ptr, uint32_t cl) {
-  if (!g_logs) return false;
-  const int owner = ClassNode(cl);
-  const int here = ThisThreadsListNode();
-  if (owner == here || !Loggable(ptr, owner)) return false;
-  SharedLog& log = g_shared_logs[here][owner];
-  log.lock.Lock();
-  if (log.block == nullptr &&
-      (log.block = NewBlock(owner, NodesWithLists())) == nullptr) {
-    log.lock.Unlock();
-    return false;
-  }
-  LogBlock* full = nullptr;
-  if (AppendRemoteFree(log.block, ptr, cl)) {
-    full = log.block;
-    log.block = nullptr;
-  }
-  log.lock.Unlock();
-  if (full != nullptr && !HandOverBlock(full, owner)) {
-    ReturnBlock(full);
-  }
-  return true;
-}
-
 }  // namespace
 }  // namespace numa
 
@@ -139,6 +106,18 @@ void ThreadCacheNodes::LogIntoNewBlock(ThreadCache* cache, void* ptr,
   if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) HandOver(cache, node);
 }
 
+bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
+  AddToCounter(Counter::kRemoteFreeObjects, block->count);
+  if (InboxOf(node).Offer(block)) return true;
+  // The owner's inbox is full (no thread of it has refilled for a while):
+  // the objects go in from here, remote writes as without logs.
+  AddToCounter(Counter::kInboxFullObjects, block->count);
+  LinkIntoCentralLists(block, node);
+  block->count = 0;
+  block->bytes = 0;
+  return false;
+}
+
 void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
   LogBlock** log = &LogsOf(cache)[node];
   // A block that was not taken stays, emptied, as the log.
@@ -150,6 +129,30 @@ void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
   if (TookCachelessFree(ptr, cl)) return;
   SLL_SetNext(ptr, nullptr);
   Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
+}
+
+bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
+  if (!g_logs) return false;
+  const int owner = ClassNode(cl);
+  const int here = ThisThreadsListNode();
+  if (owner == here || !Loggable(ptr, owner)) return false;
+  SharedLog& log = g_shared_logs[here][owner];
+  log.lock.Lock();
+  if (log.block == nullptr &&
+      (log.block = NewBlock(owner, NodesWithLists())) == nullptr) {
+    log.lock.Unlock();
+    return false;
+  }
+  LogBlock* full = nullptr;
+  if (AppendRemoteFree(log.block, ptr, cl)) {
+    full = log.block;
+    log.block = nullptr;
+  }
+  log.lock.Unlock();
+  if (full != nullptr && !HandOverBlock(full, owner)) {
+    ReturnBlock(full);
+  }
+  return true;
 }
 
 void ThreadCacheNodes::FlushSharedLogsTo(int owner) {

@@ -212,14 +212,6 @@ inline void ReturnBlock(LogBlock* block) {
   InboxOf(block->placed_on).GiveEmpty(block);
 }
 
-// The log that threads without a thread cache on one node share for one
-// owner node: their free() would link the object into the owner's central
-// list, a write into it.
-struct alignas(64) SharedLog {
-  LeafLock lock;
-  LogBlock* block = nullptr;  // guarded by lock
-};
-
 // Blocks a node keeps ready in its pool's shared list, for nodes that have
 // none kept (NodeInbox), made by its own threads on their refills so that
 // they lie on its node: 64 KiB. When the pool runs dry a freeing thread

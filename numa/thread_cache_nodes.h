@@ -172,9 +172,16 @@ class ThreadCacheNodes {
   // object logged.
   static void FreeWithoutCacheOnNodes(void* ptr,
                                       uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // True when the object was logged as a remote free (FreeWithoutCache).
+  static bool TookCachelessFree(void* ptr,
+                                uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The cache's logs of remote frees, by owner node: after its node lists
   // in their storage.
   static LogBlock** LogsOf(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // A full block to `node`'s inbox: true if taken, else its objects were
+  // linked in from here and it is empty.
+  static bool HandOverBlock(LogBlock* block,
+                            int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   // Every shared log's partial block for `owner`, linked in from here.
   static void FlushSharedLogsTo(int owner) ATTRIBUTE_VISIBILITY_HIDDEN;
   // A full log (or every log, at thread exit) to its owner.
