@@ -1,7 +1,11 @@
 // Log blocks and node inboxes for remote frees (numa/remote_free_log.h).
 #include "numa/remote_free_log.h"
 
+#include <string.h>
+
 #include "numa/node_pages.h"
+#include "numa/small_objects.h"
+#include "numa/sparse_memory.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -9,6 +13,18 @@ namespace {
 // The owner reads its inbox on every refill and takes its blocks and pool
 // there; other nodes' threads write it once per block (numa/node_pages.h).
 NodePages<NodeInbox> g_inboxes;
+
+// A new block, on this thread's node: two pages from SparseAlloc (mappings
+// of their own, no huge pages), which land on the node of the thread that
+// first writes them. nullptr if the system has no memory for one.
+LogBlock* AllocateBlock() {
+  LogBlock* block = static_cast<LogBlock*>(SparseAlloc(sizeof(LogBlock)));
+  if (block == nullptr) return nullptr;
+  memset(block, 0, sizeof(LogBlock));  // the first touch places the pages
+  block->placed_on = static_cast<int16_t>(ThisThreadsListNode());
+  block->filled_by = kNoFiller;
+  return block;
+}
 }  // namespace
 
 NodeInbox& InboxOf(int node) { return g_inboxes[node]; }
@@ -125,6 +141,37 @@ void NodeInbox::LockPool() {
 void NodeInbox::UnlockPool() {
   for (Kept& kept : kept_) kept.lock.Unlock();
   shared_lock_.Unlock();
+}
+
+LogBlock* NewBlock(int owner, int nodes) {
+  const int filler = ThisThreadsListNode();
+  LogBlock* block = InboxOf(owner).TakeEmpty(filler, nodes);
+  if (block == nullptr && (block = AllocateBlock()) != nullptr) {
+    block->filled_by = static_cast<int16_t>(filler);
+  }
+  return block;
+}
+
+void TopUpPool(int node) {
+  for (uint32_t n = InboxOf(node).shared_blocks(); n < kPoolTarget; ++n) {
+    LogBlock* block = AllocateBlock();
+    if (block == nullptr) return;
+    ReturnBlock(block);  // to `node`'s pool, unless the thread just moved
+  }
+}
+
+void* TakeFromLog(LogBlock* log, int node, uint32_t cl, uint64_t size) {
+  if (log == nullptr) return nullptr;
+  for (uint32_t i = log->count; i-- > 0;) {
+    if (LoggedClass(log, i) != cl) continue;
+    void* object = LoggedObject(log, i, node);
+    log->count--;
+    log->offsets[i] = log->offsets[log->count];
+    log->tags[i] = log->tags[log->count];
+    log->bytes -= size;
+    return object;
+  }
+  return nullptr;
 }
 
 }  // namespace numa

@@ -67,136 +67,6 @@ SizedMetadataAllocator& NodeListStorage(int node) {
 
 bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 
-// [freeing node][owner node]; untouched but for the pairs that free.
-SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
-
-// Log blocks, two pages each, carved from mappings of their own
-// (SparseAlloc: no huge pages), so that each block's pages land on the node
-// of the thread that first writes them.
-constexpr size_t kBlockBytes = 8192;
-constexpr size_t kBlockChunk = 32 * kBlockBytes;
-LeafLock g_block_chunk_lock;
-char* g_block_chunk = nullptr;  // guarded by g_block_chunk_lock
-size_t g_block_chunk_left = 0;
-
-// A new block, on this thread's node; nullptr if the system has no memory
-// for one.
-LogBlock* AllocateBlock() {
-  static_assert(sizeof(LogBlock) <= kBlockBytes, "a block is two pages");
-  g_block_chunk_lock.Lock();
-  if (g_block_chunk_left == 0) {
-    g_block_chunk = static_cast<char*>(SparseAlloc(kBlockChunk));
-    g_block_chunk_left = g_block_chunk == nullptr ? 0 : kBlockChunk;
-  }
-  LogBlock* block = nullptr;
-  if (g_block_chunk_left > 0) {
-    block = reinterpret_cast<LogBlock*>(g_block_chunk);
-    g_block_chunk += kBlockBytes;
-    g_block_chunk_left -= kBlockBytes;
-  }
-  g_block_chunk_lock.Unlock();
-  if (block == nullptr) return nullptr;
-  memset(block, 0, sizeof(LogBlock));  // the first touch places the pages
-  block->placed_on = static_cast<int16_t>(ThisThreadsListNode());
-  block->filled_by = kNoFiller;
-  return block;
-}
-
-// Appends `object` of node class `cl` to `log`, which has room; true when
-// that filled it. Inlined, so that DeallocateSlow's common case makes no
-// call (and no stack frame).
-ALWAYS_INLINE bool AppendRemoteFree(LogBlock* log, void* object, uint32_t cl) {
-  const uint32_t base = BaseClass(cl);
-  LogObject(log, object, base, Static::sizemap()->ByteSizeForClass(base));
-  return LogIsFull(log);
-}
-
-// An object of plain class `cl` out of `log`, a log of `node`'s objects
-// (the last such entry), or nullptr; `log` may be null. Linear in the block:
-// only for borrowing, when a node has nothing left.
-void* TakeFromLog(LogBlock* log, int node, uint32_t cl) {
-  if (log == nullptr) return nullptr;
-  for (uint32_t i = log->count; i-- > 0;) {
-    if (LoggedClass(log, i) != cl) continue;
-    void* object = LoggedObject(log, i, node);
-    log->count--;
-    log->offsets[i] = log->offsets[log->count];
-    log->tags[i] = log->tags[log->count];
-    log->bytes -= Static::sizemap()->ByteSizeForClass(cl);
-    return object;
-  }
-  return nullptr;
-}
-
-// An emptied block back to the pool of the node it lies on, to log that
-// node's objects next (a block a freeing thread had to make lies on its
-// node, not its owner's).
-void ReturnBlock(LogBlock* block) {
-  InboxOf(block->placed_on).GiveEmpty(block);
-}
-
-// An empty block for a log of `owner`'s objects that this thread's node
-// fills: from the owner's pool (the block this node filled last, if the
-// owner kept one for it), else a new one; nullptr if there is none (the
-// free then takes the list path).
-LogBlock* NewBlock(int owner) {
-  const int filler = ThisThreadsListNode();
-  LogBlock* block = InboxOf(owner).TakeEmpty(filler, NodesWithLists());
-  if (block == nullptr && (block = AllocateBlock()) != nullptr) {
-    block->filled_by = static_cast<int16_t>(filler);
-  }
-  return block;
-}
-
-// Blocks a node keeps ready in its pool's shared list, for nodes that have
-// none kept (NodeInbox), made by its own threads on their refills so that
-// they lie on its node: 64 KiB. When the pool runs dry a freeing thread
-// makes a block on its own node, which goes to that node's pool once
-// drained. (32 blocks measured no better on 4 nodes.)
-constexpr uint32_t kPoolTarget = 8;
-
-// Links a block's objects into `node`'s central lists, class by class, in
-// batches a transfer cache takes whole. The writes into the objects happen
-// here: on the owner's node when it drains its inbox.
-void LinkIntoCentralLists(const LogBlock* block, int node) {
-  LinkingRemoteFrees(true);
-  struct Chain {
-    void* head;
-    void* tail;
-    int length;
-  };
-  Chain chains[kClassSizesMax];
-  uint64_t started[kClassSizesMax / 64] = {};
-  for (uint32_t i = 0; i < block->count; ++i) {
-    const uint32_t cl = LoggedClass(block, i);
-    void* object = LoggedObject(block, i, node);
-    Chain& chain = chains[cl];
-    const uint64_t bit = uint64_t{1} << (cl % 64);
-    if ((started[cl / 64] & bit) == 0) {
-      started[cl / 64] |= bit;
-      SLL_SetNext(object, nullptr);
-      chain.head = chain.tail = object;
-      chain.length = 1;
-    } else {
-      SLL_Push(&chain.head, object);
-      chain.length++;
-    }
-    if (chain.length == Static::sizemap()->num_objects_to_move(cl)) {
-      Static::central_cache()[NodeClass(node, cl)].InsertRange(
-          chain.head, chain.tail, chain.length);
-      started[cl / 64] &= ~bit;
-    }
-  }
-  for (uint32_t word = 0; word < kClassSizesMax / 64; ++word) {
-    for (uint64_t left = started[word]; left != 0; left &= left - 1) {
-      const uint32_t cl = word * 64 + __builtin_ctzll(left);
-      Static::central_cache()[NodeClass(node, cl)].InsertRange(
-          chains[cl].head, chains[cl].tail, chains[cl].length);
-    }
-  }
-  LinkingRemoteFrees(false);
-}
-
 }  // namespace
 
 void ThreadCacheNodes::InitModule() {
@@ -344,44 +214,6 @@ LogBlock** ThreadCacheNodes::LogsOf(ThreadCache* cache) {
       reinterpret_cast<char*>(cache->node_lists_) + g_logs_offset);
 }
 
-}  // namespace numa
-
-// Declared in thread_cache.h, whose inline Deallocate calls it.
-void ThreadCache::DeallocateSlow(void* ptr, uint32_t cl) {
-  numa::ThreadCacheNodes::DeallocateSlow(this, ptr, cl);
-}
-
-namespace numa {
-
-// The common case, a remote free into a log that has room, runs without a
-// call (so without a stack frame); everything else is a tail call. A node
-// whose lists are set up (the thread lived there) keeps taking its objects
-// on them.
-void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
-                                      uint32_t cl) {
-  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
-  const int node = ClassNode(cl);
-  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
-      Loggable(ptr, node)) {
-    LogBlock* log = LogsOf(cache)[node];
-    if (PREDICT_FALSE(log == nullptr)) return LogIntoNewBlock(cache, ptr, cl);
-    if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
-      return HandOver(cache, node);
-    }
-    return;
-  }
-  return PushOntoList(cache, ptr, cl);
-}
-
-void ThreadCacheNodes::LogIntoNewBlock(ThreadCache* cache, void* ptr,
-                                       uint32_t cl) {
-  const int node = ClassNode(cl);
-  LogBlock* log = NewBlock(node);
-  if (log == nullptr) return PushOntoList(cache, ptr, cl);
-  LogsOf(cache)[node] = log;
-  if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) HandOver(cache, node);
-}
-
 void ThreadCacheNodes::PushOntoList(ThreadCache* cache, void* ptr,
                                     uint32_t cl) {
   ThreadCache::FreeList* list = &cache->node_lists_[cl];
@@ -392,158 +224,6 @@ void ThreadCacheNodes::PushOntoList(ThreadCache* cache, void* ptr,
 void ThreadCacheNodes::FreeInvalid(void* ptr) {
   // What free() reports for a pointer it finds no span for.
   Log(kCrash, __FILE__, __LINE__, "Attempt to free invalid pointer", ptr);
-}
-
-bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
-  AddToCounter(Counter::kRemoteFreeObjects, block->count);
-  if (InboxOf(node).Offer(block)) return true;
-  // The owner's inbox is full (no thread of it has refilled for a while):
-  // the objects go in from here, remote writes as without logs.
-  AddToCounter(Counter::kInboxFullObjects, block->count);
-  LinkIntoCentralLists(block, node);
-  block->count = 0;
-  block->bytes = 0;
-  return false;
-}
-
-void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
-  LogBlock** log = &LogsOf(cache)[node];
-  // A block that was not taken stays, emptied, as the log.
-  if (HandOverBlock(*log, node)) *log = nullptr;
-}
-
-void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
-  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
-  if (TookCachelessFree(ptr, cl)) return;
-  SLL_SetNext(ptr, nullptr);
-  Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
-}
-
-bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
-  if (!g_logs) return false;
-  const int owner = ClassNode(cl);
-  const int here = ThisThreadsListNode();
-  if (owner == here || !Loggable(ptr, owner)) return false;
-  SharedLog& log = g_shared_logs[here][owner];
-  log.lock.Lock();
-  if (log.block == nullptr && (log.block = NewBlock(owner)) == nullptr) {
-    log.lock.Unlock();
-    return false;
-  }
-  LogBlock* full = nullptr;
-  if (AppendRemoteFree(log.block, ptr, cl)) {
-    full = log.block;
-    log.block = nullptr;
-  }
-  log.lock.Unlock();
-  if (full != nullptr && !HandOverBlock(full, owner)) {
-    ReturnBlock(full);
-  }
-  return true;
-}
-
-void ThreadCacheNodes::FlushSharedLogsTo(int owner) {
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    SharedLog& log = g_shared_logs[here][owner];
-    log.lock.Lock();
-    LogBlock* block = log.block;
-    log.block = nullptr;
-    log.lock.Unlock();
-    if (block == nullptr) continue;
-    AddToCounter(Counter::kRemoteFreeObjects, block->count);
-    LinkIntoCentralLists(block, owner);
-    ReturnBlock(block);
-  }
-}
-
-void ThreadCacheNodes::HandOverAll(ThreadCache* cache) {
-  LogBlock** logs = LogsOf(cache);
-  for (int node = 0; node < NodesWithLists(); ++node) {
-    if (logs[node] == nullptr) continue;
-    if (logs[node]->count > 0) HandOver(cache, node);
-    if (logs[node] != nullptr) {  // emptied, not handed over
-      ReturnBlock(logs[node]);
-      logs[node] = nullptr;
-    }
-  }
-}
-
-void ThreadCacheNodes::DrainInbox(int node) {
-  for (LogBlock* block = InboxOf(node).TakeAll(); block != nullptr;) {
-    LogBlock* next = block->next;
-    LinkIntoCentralLists(block, node);
-    ReturnBlock(block);
-    block = next;
-  }
-}
-
-void ThreadCacheNodes::TopUpPool(int node) {
-  for (uint32_t n = InboxOf(node).shared_blocks(); n < kPoolTarget; ++n) {
-    LogBlock* block = AllocateBlock();
-    if (block == nullptr) return;
-    ReturnBlock(block);  // to `node`'s pool, unless the thread just moved
-  }
-}
-
-uint64_t ThreadCacheNodes::ThreadLogBytes() {
-  if (!g_logs) return 0;
-  uint64_t bytes = 0;
-  // Their threads fill them as this reads (a block is never freed, so a
-  // stale pointer still reads a block).
-  for (ThreadCache* h = ThreadCache::thread_heaps_; h != nullptr;
-       h = h->next_) {
-    LogBlock** logs = LogsOf(h);
-    for (int node = 0; node < NodesWithLists(); ++node) {
-      const LogBlock* log = logs[node];
-      if (log != nullptr) bytes += log->bytes;
-    }
-  }
-  return bytes;
-}
-
-uint64_t ThreadCacheNodes::HandedOverBytes() {
-  if (!g_logs) return 0;
-  uint64_t bytes = 0;
-  for (int node = 0; node < NodesWithLists(); ++node) {
-    bytes += InboxOf(node).bytes();
-  }
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      const LogBlock* log = g_shared_logs[here][owner].block;
-      if (log != nullptr) bytes += log->bytes;
-    }
-  }
-  return bytes;
-}
-
-// Shared logs before pools: TookCachelessFree takes a pool's lock inside a
-// shared log's.
-void ThreadCacheNodes::LockLogPools() NO_THREAD_SAFETY_ANALYSIS {
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      g_shared_logs[here][owner].lock.Lock();
-    }
-  }
-  for (int node = 0; node < NodesWithLists(); ++node) {
-    InboxOf(node).LockPool();
-  }
-  // Innermost: where new blocks come from (AllocateBlock runs under a
-  // shared log's lock), and the sparse memory they are carved from.
-  g_block_chunk_lock.Lock();
-  LockSparseMemory();
-}
-
-void ThreadCacheNodes::UnlockLogPools() NO_THREAD_SAFETY_ANALYSIS {
-  UnlockSparseMemory();
-  g_block_chunk_lock.Unlock();
-  for (int node = 0; node < NodesWithLists(); ++node) {
-    InboxOf(node).UnlockPool();
-  }
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      g_shared_logs[here][owner].lock.Unlock();
-    }
-  }
 }
 
 void* ThreadCacheNodes::BeforeRefill(ThreadCache* cache, uint32_t cl,
@@ -582,7 +262,8 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
   // objects a new_handler just freed are there.
   for (int i = 0; i < count && NodeClasses(); ++i) {
     if (g_logs) {
-      if (void* object = TakeFromLog(LogsOf(cache)[order[i]], order[i], cl)) {
+      if (void* object = TakeFromLog(LogsOf(cache)[order[i]], order[i], cl,
+                                     Static::sizemap()->ByteSizeForClass(cl))) {
         AddToCounter(Counter::kBorrowedObjects, 1);
         return object;
       }
@@ -647,3 +328,5 @@ bool ThreadCacheNodes::InUse(const ThreadCache* cache, uint32_t cl) {
 
 }  // namespace numa
 }  // namespace tcmalloc
+
+#include "numa/remote_free_handover.cc"  // the logs' side; uses the above

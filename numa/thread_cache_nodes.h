@@ -123,9 +123,8 @@ class ThreadCacheNodes {
   // that exits or marks itself idle leaves the thread-cache figure as it
   // found it.
   static uint64_t HandedOverBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // The logs' locks (shared logs, block pools) and, innermost, those of the
-  // memory blocks are carved from (block chunks, SparseAlloc), held across
-  // fork().
+  // The logs' locks (shared logs, block pools) and, innermost, that of the
+  // sparse memory new blocks come from (SparseAlloc), held across fork().
   static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
   static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
 
@@ -191,8 +190,6 @@ class ThreadCacheNodes {
   static void HandOverAll(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
   // `node`'s inbox into its central lists.
   static void DrainInbox(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // A thread of `node` fills its pool of blocks up to kPoolTarget.
-  static void TopUpPool(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
 };
 
 ALWAYS_INLINE void ThreadCacheNodes::DeallocateLocal(ThreadCache* cache,

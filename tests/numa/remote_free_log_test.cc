@@ -1,6 +1,7 @@
 // The inboxes and block pools of logged remote frees: what an inbox takes,
 // what it refuses (its caps keep an idle owner from collecting frees for
-// good), and that concurrent offers all come out once.
+// good), that concurrent offers all come out once, where new blocks go, and
+// what borrowing takes out of a log.
 #include "numa/remote_free_log.h"
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "numa/small_objects.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -312,6 +314,46 @@ TEST(RemoteFreeLog, ConcurrentOffersComeOutOnce) {
   for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << i;
   EXPECT_EQ(inbox.bytes(), 0u);
   EXPECT_FALSE(inbox.HasBlocks());
+}
+
+// Borrowing takes an object of the class asked for out of a log: the
+// newest such entry, the last entry taking its place.
+TEST(RemoteFreeLog, TakeFromLogTakesTheNewestEntryOfTheClass) {
+  LogBlock block = {};
+  auto at = [](uintptr_t place) {
+    return reinterpret_cast<void*>(WindowStart(1) + place);
+  };
+  LogObject(&block, at(8), 3, 32);
+  LogObject(&block, at(16), 5, 64);
+  LogObject(&block, at(24), 3, 32);
+  EXPECT_EQ(TakeFromLog(&block, 1, 3, 32), at(24));
+  EXPECT_EQ(TakeFromLog(&block, 1, 3, 32), at(8));
+  EXPECT_EQ(TakeFromLog(&block, 1, 3, 32), nullptr);
+  ASSERT_EQ(block.count, 1u);
+  EXPECT_EQ(LoggedObject(&block, 0, 1), at(16));
+  EXPECT_EQ(block.bytes, 64u);
+  EXPECT_EQ(TakeFromLog(nullptr, 1, 3, 32), nullptr);
+}
+
+// A block made when the owner's pool is dry lies on the maker's node, and
+// goes back to that node's pool, shared (the node's threads log other
+// nodes' objects in it); a node tops its pool up with blocks of its own.
+TEST(RemoteFreeLog, ANewBlockGoesBackToThePoolOfTheNodeItLiesOn) {
+  const int here = ThisThreadsListNode();
+  LogBlock* block = NewBlock(here + 1, kNodes);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->placed_on, here);
+  EXPECT_EQ(block->filled_by, here);
+  EXPECT_EQ(block->count, 0u);
+  EXPECT_EQ(block->bytes, 0u);
+  EXPECT_EQ(block->offsets[kLogSlots - 1], 0u) << "a new block is zero";
+  ReturnBlock(block);
+  EXPECT_EQ(InboxOf(here).shared_blocks(), 1u);
+  EXPECT_EQ(NewBlock(here, kNodes), block);
+  TopUpPool(here);
+  EXPECT_EQ(InboxOf(here).shared_blocks(), kPoolTarget);
+  ReturnBlock(block);
+  EXPECT_EQ(InboxOf(here).shared_blocks(), kPoolTarget + 1);
 }
 
 }  // namespace
