@@ -277,18 +277,8 @@ Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
       FirstTouchNode(node)) {
     align_pages = kHugePageBytes >> kPageShift;
   }
-  // Served from pages the heap kept: no fresh or recommitted pages, which
-  // every commit counts (upstream's Stats, read without the lock: another
-  // thread's commit in between only costs a look).
-  PageHeap* own = ExistingHeap(node);
-  const uint64_t commits =
-      own != nullptr
-          ? __atomic_load_n(&own->stats_.commit_count, __ATOMIC_RELAXED)
-          : 0;
+  const uint64_t commits = CommitsOf(node);  // for NoteLargeHandOut
   Span* span = NewFromNode(node, n, align_pages);
-  const bool kept =
-      span != nullptr && own != nullptr &&
-      __atomic_load_n(&own->stats_.commit_count, __ATOMIC_RELAXED) == commits;
   if (span != nullptr) NoteServe(node);
   if (span == nullptr) {
     int order[kMaxNodes];
@@ -298,7 +288,9 @@ Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
     }
   }
   errno = span != nullptr ? saved_errno : ENOMEM;
-  if (span != nullptr && ReuseByWitness()) NoteLargeHandOut(span, node, kept);
+  if (span != nullptr && ReuseByWitness()) {
+    NoteLargeHandOut(span, node, commits);
+  }
   if (node < NodesWithCentralLists()) DoChores(node);
   return span;
 }

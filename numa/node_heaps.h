@@ -179,8 +179,11 @@ class NodeHeaps {
   static Span* NewForThisThread(Length n,
                                 Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The reuse checks of numa/node_heaps_reuse_checks.cc.
+  // `node`'s heap's commits so far (kNoCommits: it has no heap yet).
+  static constexpr uint64_t kNoCommits = ~uint64_t{0};
+  static uint64_t CommitsOf(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void NoteLargeHandOut(const Span* span, int node,
-                               bool kept) ATTRIBUTE_VISIBILITY_HIDDEN;
+                               uint64_t commits) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void ReleaseIfMoved(int node,
                              const Span* span) ATTRIBUTE_VISIBILITY_HIDDEN;
   // Takes what was asked of `heap`, CPU node `node`'s, and does it; false

@@ -64,17 +64,29 @@ inline constexpr unsigned kKeptHandOutsPerLook = 16;
 __attribute__((
     tls_model("initial-exec"))) thread_local unsigned t_kept_hand_outs = 0;
 
+uint64_t NodeHeaps::CommitsOf(int node) {
+  // Upstream's Stats, read without the lock: another thread's commit in
+  // between only costs a look.
+  const PageHeap* heap = ExistingHeap(node);
+  return heap != nullptr
+             ? __atomic_load_n(&heap->stats_.commit_count, __ATOMIC_RELAXED)
+             : kNoCommits;
+}
+
 // Notes a large block of a first-touch node as the calling thread (on
 // `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
 // The note needs the block's present pages (one mincore), and only a block
-// with absent pages gets one. The heap releases pages only through commits'
-// counterpart, so a block served from pages it `kept` (no commit) lacks only
-// pages no program ever wrote: one such block in kKeptHandOutsPerLook is
-// looked at, the rest cost no system call (with 256 threads on 2 CPUs, a
-// mincore on every large malloc made its p99 several hundred times vanilla's
-// in the lab).
-void NodeHeaps::NoteLargeHandOut(const Span* span, int node, bool kept) {
-  if (kept && ++t_kept_hand_outs % kKeptHandOutsPerLook != 0) return;
+// with absent pages gets one. The heap releases pages only by decommitting
+// them, and counts every page it hands out again as a commit, so a block
+// served without one (the node's `commits` unchanged) lacks only pages no
+// program ever wrote: one such block in kKeptHandOutsPerLook is looked at,
+// the rest cost no system call (with 256 threads on 2 CPUs, a mincore on
+// every large malloc made its p99 a hundred times vanilla's in the lab).
+void NodeHeaps::NoteLargeHandOut(const Span* span, int node, uint64_t commits) {
+  if (commits != kNoCommits && commits == CommitsOf(node) &&
+      ++t_kept_hand_outs % kKeptHandOutsPerLook != 0) {
+    return;
+  }
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
   if (bytes < kMinReuseCheckBytes || !FirstTouchNode(OwnerOf(start).node)) {

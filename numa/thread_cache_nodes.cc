@@ -329,4 +329,4 @@ bool ThreadCacheNodes::InUse(const ThreadCache* cache, uint32_t cl) {
 }  // namespace numa
 }  // namespace tcmalloc
 
-#include "numa/remote_free_handover.cc"  // the logs' side; uses the above
+#include "numa/remote_free_handover.cc"
