@@ -59,7 +59,7 @@ MovedSpan DecideMovedSpan(int pages_elsewhere, bool released_before) {
 
 bool WitnessSaysRelease(const ReuseWitness& w) {
   if (w.gained_pages == 0) return false;
-  if (!w.allocator_on_node) return true;
+  if (!w.allocator_on_node) return !w.released_before;
   const uint64_t per_fault = w.pages_per_fault > 0 ? w.pages_per_fault : 1;
   // Others' faults could have placed at most this many of its pages.
   if (w.other_faults * per_fault * 20 <= w.block_pages) return false;

@@ -132,7 +132,11 @@ struct ReuseWitness {
 //    return (it came back empty). Either way it ends the release-refault
 //    cycle of a busy process, whose other threads keep faulting.
 // Released: a block taken by a thread of another node, or one whose gained
-// pages none of the above accounts for.
+// pages none of the above accounts for. But a block released at its previous
+// return and taken by a thread of another node again is kept: its takers are
+// threads the scheduler moves between nodes, and each release would only
+// fault back in wherever the next one runs (no ping-pong, as with moved
+// spans).
 bool WitnessSaysRelease(const ReuseWitness& w);
 
 // The x86-64 and arm64 (4 KiB pages) transparent huge page.

@@ -172,8 +172,14 @@ TEST(WitnessSaysRelease, HugePagesReleasedBlockRewrittenByItsTakerIsKept) {
       << "half the block was someone else's";
   EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 65, 500, 512, true, true)))
       << "far more faults than the block needed";
-  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 32, 500, 512, false, true)))
-      << "taken on another node";
+}
+
+TEST(WitnessSaysRelease, TakenOnAnotherNodeAgainAfterAReleaseIsKept) {
+  // Threads that move: each release faults back in wherever they run next.
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 32, 500, 512, false, true)));
+  EXPECT_FALSE(WitnessSaysRelease(Witness(16384, 16384, 500, 1, false, true)));
+  EXPECT_TRUE(WitnessSaysRelease(Witness(16384, 16384, 500, 1, false, false)))
+      << "the first time it is released";
 }
 
 TEST(WitnessSaysRelease, TakerWroteItWhileOthersFaultedIsKeptWithoutHugePages) {
