@@ -76,20 +76,21 @@ uint64_t NodeHeaps::CommitsOf(int node) {
 // Notes a large block of a first-touch node as the calling thread (on
 // `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
 // The note needs the block's present pages (one mincore), and only a block
-// with absent pages gets one. The heap releases pages only by decommitting
-// them, and counts every page it hands out again as a commit, so a block
-// served without one (the node's `commits` unchanged) lacks only pages no
-// program ever wrote: one such block in kKeptHandOutsPerLook is looked at,
-// the rest cost no system call (with 256 threads on 2 CPUs, a mincore on
-// every large malloc made its p99 a hundred times vanilla's in the lab).
+// with absent pages gets one. A block seen whole before and served without a
+// commit (the node's `commits` unchanged: the heap decommitted nothing it
+// hands out now) is whole still, but for pages the program itself gave back:
+// one such block in kKeptHandOutsPerLook is looked at, the rest cost no
+// system call (with 256 threads on 2 CPUs, a mincore on every large malloc
+// made its p99 a hundred times vanilla's in the lab).
 void NodeHeaps::NoteLargeHandOut(const Span* span, int node, uint64_t commits) {
-  if (commits != kNoCommits && commits == CommitsOf(node) &&
-      ++t_kept_hand_outs % kKeptHandOutsPerLook != 0) {
-    return;
-  }
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
   if (bytes < kMinReuseCheckBytes || !FirstTouchNode(OwnerOf(start).node)) {
+    return;
+  }
+  if (commits != kNoCommits && commits == CommitsOf(node) &&
+      SeenWhole(start, bytes) &&
+      ++t_kept_hand_outs % kKeptHandOutsPerLook != 0) {
     return;
   }
   HandOut h;

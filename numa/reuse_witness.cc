@@ -44,6 +44,32 @@ constexpr int kReleased = 64;
 uintptr_t g_released[kReleased];
 int g_released_next;
 
+// Blocks seen whole: at a hand-out or a return, every page present. A
+// direct-mapped table of 4096 (start, bytes), SparseAlloc'd at the first
+// entry; a collision forgets one (that block is looked at again).
+struct Whole {
+  uintptr_t start;
+  size_t bytes;
+};
+constexpr size_t kWholeEntries = 4096;
+Whole* g_whole;
+
+size_t WholeSlot(uintptr_t start) {
+  return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
+         (kWholeEntries - 1);
+}
+
+// Records whether the block at `start` was whole (under g_notes_lock).
+void SetWhole(uintptr_t start, size_t bytes, bool whole) {
+  if (g_whole == nullptr) return;
+  Whole& w = g_whole[WholeSlot(start)];
+  if (whole) {
+    w = Whole{start, bytes};
+  } else if (w.start == start) {
+    w = Whole{};
+  }
+}
+
 // Forgets `start` if it is among the released blocks; true if it was.
 bool TakeReleased(uintptr_t start) {
   for (uintptr_t& r : g_released) {
@@ -122,16 +148,35 @@ bool TakeNote(uintptr_t start, Note* note) {
 
 }  // namespace
 
+bool SeenWhole(uintptr_t start, size_t bytes) {
+  if (__atomic_load_n(&g_whole, __ATOMIC_ACQUIRE) == nullptr) return false;
+  g_notes_lock.Lock();
+  const Whole w = g_whole[WholeSlot(start)];
+  g_notes_lock.Unlock();
+  return w.start == start && w.bytes == bytes;
+}
+
 bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
   const uintptr_t page = static_cast<uintptr_t>(getpagesize());
   out->start = start;
   out->bytes = bytes;
   unsigned char vec[1024];  // no lock held: on the stack
   out->present_pages = PresentPages(start, bytes, vec, sizeof(vec));
+  const uint64_t pages = (bytes + page - 1) / page;
+  if (out->present_pages == pages) {
+    if (__atomic_load_n(&g_whole, __ATOMIC_ACQUIRE) == nullptr) {
+      void* table = SparseAlloc(kWholeEntries * sizeof(Whole));
+      void* none = nullptr;
+      __atomic_compare_exchange_n(&g_whole, &none, table, false,
+                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
+    g_notes_lock.Lock();
+    SetWhole(start, bytes, true);
+    g_notes_lock.Unlock();
+  }
   // Its present pages are the node's; if no more than 1 in 20 are absent,
   // the block passes the 1-in-20 bar (TooManyPagesElsewhere) whoever
   // faults them in.
-  const uint64_t pages = (bytes + page - 1) / page;
   if ((pages - out->present_pages) * 20 <= pages) return false;
   out->tid = static_cast<int>(RawSyscall(SYS_gettid));
   out->node = node;
@@ -220,6 +265,7 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
 
 void NoteRelease(uintptr_t start) {
   g_notes_lock.Lock();
+  SetWhole(start, 0, false);
   TakeReleased(start);
   g_released[g_released_next] = start;
   g_released_next = (g_released_next + 1) % kReleased;

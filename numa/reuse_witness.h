@@ -43,6 +43,12 @@ struct HandOut {
 // block.
 bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out);
 
+// True when ObserveHandOut last found the block of `bytes` at `start` whole
+// (every page present) and the witness has not released it since: unless
+// the heap decommitted it (then it counts a commit when it serves it again),
+// it is whole still, and needs no look.
+bool SeenWhole(uintptr_t start, size_t bytes);
+
 // Keeps `h` until the block returns. False if the table is full: the block
 // goes unnoted, and is judged on return as one that gained nothing
 // (counted: UnnotedBlocks).
