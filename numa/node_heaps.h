@@ -179,7 +179,8 @@ class NodeHeaps {
   static Span* NewForThisThread(Length n,
                                 Length align_pages) ATTRIBUTE_VISIBILITY_HIDDEN;
   // The reuse checks of numa/node_heaps_reuse_checks.cc.
-  // `node`'s heap's commits so far (kNoCommits: it has no heap yet).
+  // `node`'s heap's commits so far, for the witness's hand-out notes
+  // (kNoCommits: it has no heap yet, or the witness is not in use).
   static constexpr uint64_t kNoCommits = ~uint64_t{0};
   static uint64_t CommitsOf(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
   static void NoteLargeHandOut(const Span* span, int node,

@@ -67,7 +67,7 @@ __attribute__((
 uint64_t NodeHeaps::CommitsOf(int node) {
   // Upstream's Stats, read without the lock: another thread's commit in
   // between only costs a look.
-  const PageHeap* heap = ExistingHeap(node);
+  const PageHeap* heap = ReuseByWitness() ? ExistingHeap(node) : nullptr;
   return heap != nullptr
              ? __atomic_load_n(&heap->stats_.commit_count, __ATOMIC_RELAXED)
              : kNoCommits;
@@ -81,7 +81,7 @@ uint64_t NodeHeaps::CommitsOf(int node) {
 // hands out now) is whole still, but for pages the program itself gave back:
 // one such block in kKeptHandOutsPerLook is looked at, the rest cost no
 // system call (with 256 threads on 2 CPUs, a mincore on every large malloc
-// made its p99 a hundred times vanilla's in the lab).
+// makes its p99 a hundred times vanilla's in the lab).
 void NodeHeaps::NoteLargeHandOut(const Span* span, int node, uint64_t commits) {
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
@@ -141,8 +141,8 @@ __attribute__((tls_model(
     "initial-exec"))) thread_local const Span* t_release_span = nullptr;
 
 void NodeHeaps::JudgeLargeReturn(const Span* span) {
+  if (!Active()) return;  // the layer never sets a verdict then
   t_release_span = nullptr;
-  if (!Active()) return;
   const Owner o = OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift);
   // A bound node's pages are on it whoever wrote them, and the kernel's
   // balancing leaves them there.

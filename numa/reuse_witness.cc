@@ -44,7 +44,30 @@ constexpr int kReleased = 64;
 uintptr_t g_released[kReleased];
 int g_released_next;
 
-// Blocks seen whole: at a hand-out or a return, every page present. A
+// The home slot of the block at `start` in a table of `entries`, a power of
+// two (the hash has 12 bits; a larger table probes on from them).
+size_t Slot(uintptr_t start, size_t entries = kNotes) {
+  return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
+         (entries - 1);
+}
+
+// `*table`, mapped at its first use outside any lock: of two threads that
+// race here one mapping stays untouched address space. nullptr if the
+// kernel refuses the mapping.
+template <typename T>
+T* TableOf(T** table, size_t entries) {
+  T* t = __atomic_load_n(table, __ATOMIC_ACQUIRE);
+  if (t != nullptr) return t;
+  T* fresh = static_cast<T*>(SparseAlloc(entries * sizeof(T)));
+  if (fresh == nullptr) return nullptr;
+  if (!__atomic_compare_exchange_n(table, &t, fresh, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    return t;
+  }
+  return fresh;
+}
+
+// Blocks seen whole: at a hand-out, every page present. A
 // direct-mapped table of 4096 (start, bytes), SparseAlloc'd at the first
 // entry; a collision forgets one (that block is looked at again).
 struct Whole {
@@ -54,15 +77,10 @@ struct Whole {
 constexpr size_t kWholeEntries = 4096;
 Whole* g_whole;
 
-size_t WholeSlot(uintptr_t start) {
-  return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
-         (kWholeEntries - 1);
-}
-
 // Records whether the block at `start` was whole (under g_notes_lock).
 void SetWhole(uintptr_t start, size_t bytes, bool whole) {
   if (g_whole == nullptr) return;
-  Whole& w = g_whole[WholeSlot(start)];
+  Whole& w = g_whole[Slot(start, kWholeEntries)];
   if (whole) {
     w = Whole{start, bytes};
   } else if (w.start == start) {
@@ -79,11 +97,6 @@ bool TakeReleased(uintptr_t start) {
     }
   }
   return false;
-}
-
-size_t Slot(uintptr_t start) {
-  return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
-         (kNotes - 1);
 }
 
 uint64_t Faults(int who) {
@@ -151,7 +164,7 @@ bool TakeNote(uintptr_t start, Note* note) {
 bool SeenWhole(uintptr_t start, size_t bytes) {
   if (__atomic_load_n(&g_whole, __ATOMIC_ACQUIRE) == nullptr) return false;
   g_notes_lock.Lock();
-  const Whole w = g_whole[WholeSlot(start)];
+  const Whole w = g_whole[Slot(start, kWholeEntries)];
   g_notes_lock.Unlock();
   return w.start == start && w.bytes == bytes;
 }
@@ -164,12 +177,7 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
   out->present_pages = PresentPages(start, bytes, vec, sizeof(vec));
   const uint64_t pages = (bytes + page - 1) / page;
   if (out->present_pages == pages) {
-    if (__atomic_load_n(&g_whole, __ATOMIC_ACQUIRE) == nullptr) {
-      void* table = SparseAlloc(kWholeEntries * sizeof(Whole));
-      void* none = nullptr;
-      __atomic_compare_exchange_n(&g_whole, &none, table, false,
-                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    }
+    TableOf(&g_whole, kWholeEntries);
     g_notes_lock.Lock();
     SetWhole(start, bytes, true);
     g_notes_lock.Unlock();
@@ -188,14 +196,7 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
 }
 
 bool NoteHandOut(const HandOut& h) {
-  if (__atomic_load_n(&g_notes, __ATOMIC_ACQUIRE) == nullptr) {
-    // Mapped outside the lock; of two threads that race here one mapping
-    // stays untouched address space.
-    void* table = SparseAlloc(kNotes * sizeof(Note));
-    void* none = nullptr;
-    __atomic_compare_exchange_n(&g_notes, &none, table, false, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
-  }
+  TableOf(&g_notes, kNotes);
   g_notes_lock.Lock();
   for (size_t i = Slot(h.start), probes = 0;
        g_notes != nullptr && probes < kNotes;
