@@ -4,6 +4,7 @@
 
 #include "numa/byte_stream.h"
 #include "numa/parse.h"
+#include "numa/sparse_memory.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -39,22 +40,38 @@ void MovedSpanSampler::Checked(bool released) {
   if (released) check_all_ = kCheckAllAfterMoved;
 }
 
-bool MovedSpanLog::ReleasedBefore(uintptr_t page) const {
-  return entries_ != nullptr && page != 0 && entries_[Slot(page)] == page;
+ReleasedSpans g_released_spans;
+
+void ReleasedSpans::Note(uintptr_t start) {
+  uintptr_t* table = SparseTable(&table_, kEntries);
+  if (table != nullptr) {
+    __atomic_store_n(&table[Slot(start)], start, __ATOMIC_RELAXED);
+  }
 }
 
-void MovedSpanLog::NoteReleased(uintptr_t page) {
-  if (entries_ != nullptr) entries_[Slot(page)] = page;
+bool ReleasedSpans::Contains(uintptr_t start) const {
+  const uintptr_t* table = __atomic_load_n(&table_, __ATOMIC_ACQUIRE);
+  return table != nullptr && start != 0 &&
+         __atomic_load_n(&table[Slot(start)], __ATOMIC_RELAXED) == start;
 }
 
-MovedSpan MovedSpanCheck::Judge(uintptr_t page, int pages_elsewhere) {
+bool ReleasedSpans::Take(uintptr_t start) {
+  uintptr_t* table = __atomic_load_n(&table_, __ATOMIC_ACQUIRE);
+  uintptr_t expected = start;
+  return table != nullptr && start != 0 &&
+         __atomic_compare_exchange_n(&table[Slot(start)], &expected, 0, false,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+MovedSpan MovedSpanCheck::Judge(uintptr_t start, int pages_elsewhere,
+                                ReleasedSpans* released) {
   const MovedSpan decision =
-      DecideMovedSpan(pages_elsewhere, log_.ReleasedBefore(page));
+      DecideMovedSpan(pages_elsewhere, released->Contains(start));
   // Only a fresh move calls for checking its neighbours: kept spans are the
   // steady state of memory used across nodes, and checking every one of them
   // would cost a system call per span for nothing.
   sampler_.Checked(decision == MovedSpan::kRelease);
-  if (decision == MovedSpan::kRelease) log_.NoteReleased(page);
+  if (decision == MovedSpan::kRelease) released->Note(start);
   return decision;
 }
 

@@ -23,7 +23,7 @@
 //    is memory the program keeps using from another node (a producer on one
 //    node, a consumer on another). Releasing it again would only make the
 //    kernel move its pages again, so it is kept where the kernel put it
-//    (MovedSpanLog). No ping-pong.
+//    (ReleasedSpans). No ping-pong.
 // Large blocks are checked on every return anyway (NodeHeaps::
 // ReleaseBeforeReuse), whatever moved their pages.
 //
@@ -71,46 +71,50 @@ class MovedSpanSampler {
   uint32_t check_all_;  // spans still to check one by one
 };
 
-// The spans released for having moved, by first page: a direct-mapped table,
-// so a collision forgets one (that span may then be released once more).
-class MovedSpanLog {
+// Memory released because its pages lay on another node, by start address:
+// small-object spans the moved-span check released and large blocks the
+// reuse witness released. One table for the process, so that neither
+// releases the same memory again for the same reason (no ping-pong).
+// Direct-mapped: a collision forgets the older start, which may then be
+// released once more. Words are read and written atomically, so no lock is
+// needed: a lost race forgets one too. The table is SparseAlloc'd at the
+// first release; a process that releases nothing has none.
+class ReleasedSpans {
  public:
-  static constexpr size_t kEntries = 4096;
-  // `entries`: kEntries zero words (or null: every page is unknown).
-  void Init(uintptr_t* entries) { entries_ = entries; }
-  bool ready() const { return entries_ != nullptr; }
-  bool ReleasedBefore(uintptr_t page) const;
-  void NoteReleased(uintptr_t page);
+  static constexpr size_t kEntries = 16384;
+  void Note(uintptr_t start);
+  bool Contains(uintptr_t start) const;
+  // Contains, and forgets it.
+  bool Take(uintptr_t start);
 
  private:
-  static size_t Slot(uintptr_t page) {
-    return (page * uintptr_t{0x9E3779B97F4A7C15}) >> (64 - 12);
+  static size_t Slot(uintptr_t start) {
+    return ((start >> 13) * uintptr_t{0x9E3779B97F4A7C15}) >> (64 - 14);
   }
-  static_assert(kEntries == size_t{1} << 12, "Slot takes 12 bits");
-  uintptr_t* entries_;
+  static_assert(kEntries == size_t{1} << 14, "Slot takes 14 bits");
+  uintptr_t* table_;
 };
+
+// The process's, shared by both checks.
+extern ReleasedSpans g_released_spans;
 
 // One node's check of its freed small-object spans: which are sampled, and
 // what a sample means given the spans released before. Zero-initialized is
-// ready (the log gets its storage at the first moved span: NeedsLog).
+// ready.
 class MovedSpanCheck {
  public:
   // True when the span passing now is to be sampled.
   bool ShouldCheck() { return sampler_.ShouldCheck(); }
-  // True when a sample with `pages_elsewhere` needs the log, which has none.
-  bool NeedsLog(int pages_elsewhere) const {
-    return pages_elsewhere > 0 && !log_.ready();
-  }
-  void InitLog(uintptr_t* entries) { log_.Init(entries); }
-  // What to do with the span whose first page is `page`, sampled with
-  // `pages_elsewhere` pages off its heap's node (DecideMovedSpan). A release
-  // is noted, and sets every span to be checked for a while; a span found
-  // home again stays noted, so its next move keeps it (no ping-pong).
-  MovedSpan Judge(uintptr_t page, int pages_elsewhere);
+  // What to do with the span at `start`, sampled with `pages_elsewhere`
+  // pages off its heap's node (DecideMovedSpan), given the spans `released`
+  // before. A release is noted there, and sets every span to be checked for
+  // a while; a span found home again stays noted, so its next move keeps it
+  // (no ping-pong).
+  MovedSpan Judge(uintptr_t start, int pages_elsewhere,
+                  ReleasedSpans* released);
 
  private:
   MovedSpanSampler sampler_;
-  MovedSpanLog log_;
 };
 
 }  // namespace numa

@@ -9,7 +9,6 @@
 #include "numa/numa.h"
 #include "numa/page_sample.h"
 #include "numa/reuse_witness.h"
-#include "numa/sparse_memory.h"
 #include "static_vars.h"
 #include "system-alloc.h"
 
@@ -38,12 +37,7 @@ bool ReleaseMovedSpan(int node, const Span* span) {
   PageSample sample;
   if (!SamplePages(start, bytes, KernelId(node), &sample)) return false;
   AddToCounter(Counter::kMovedSpansChecked, 1);
-  if (check.NeedsLog(sample.elsewhere)) {
-    // A node whose pages never moved never pays for the log.
-    check.InitLog(static_cast<uintptr_t*>(
-        SparseAlloc(MovedSpanLog::kEntries * sizeof(uintptr_t))));
-  }
-  switch (check.Judge(start, sample.elsewhere)) {
+  switch (check.Judge(start, sample.elsewhere, &g_released_spans)) {
     case MovedSpan::kStays:
       return false;
     case MovedSpan::kKeep:

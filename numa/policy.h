@@ -113,8 +113,8 @@ struct ReuseWitness {
   // The thread that took the block ran on the block's node then, and still
   // does (or last did) now.
   bool allocator_on_node;
-  // The witness released the block at its previous return: it was empty
-  // when taken, and its taker faulted it in.
+  // The block was released at its previous return (ReleasedSpans): it was
+  // empty when taken, and its taker faulted it in.
   bool released_before;
 };
 // True when the block must be released (the counterpart of

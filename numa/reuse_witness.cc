@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "numa/balancing.h"
 #include "numa/byte_stream.h"
 #include "numa/leaf_lock.h"
 #include "numa/numa.h"
@@ -32,39 +33,18 @@ struct Note {
 // unnoted. A power of two: 768 KiB of address space, resident only where
 // notes were written.
 constexpr size_t kNotes = 16384;
-// Guards the notes and the released blocks: a probe or a copy at a time, no
+// Guards the notes and the blocks seen whole: a probe or a copy at a time, no
 // system call under it.
 LeafLock g_notes_lock;
 Note* g_notes;
 uint64_t g_pages_per_fault = 1;
 // Blocks that went out without a note: the table was full (UnnotedBlocks).
 uint64_t g_unnoted;
-// The starts of the blocks the witness released last, oldest overwritten.
-constexpr int kReleased = 64;
-uintptr_t g_released[kReleased];
-int g_released_next;
-
 // The home slot of the block at `start` in a table of `entries`, a power of
 // two (the hash has 12 bits; a larger table probes on from them).
 size_t Slot(uintptr_t start, size_t entries = kNotes) {
   return static_cast<size_t>(((start >> 21) * 0x9e3779b97f4a7c15ull) >> 52) &
          (entries - 1);
-}
-
-// `*table`, mapped at its first use outside any lock: of two threads that
-// race here one mapping stays untouched address space. nullptr if the
-// kernel refuses the mapping.
-template <typename T>
-T* TableOf(T** table, size_t entries) {
-  T* t = __atomic_load_n(table, __ATOMIC_ACQUIRE);
-  if (t != nullptr) return t;
-  T* fresh = static_cast<T*>(SparseAlloc(entries * sizeof(T)));
-  if (fresh == nullptr) return nullptr;
-  if (!__atomic_compare_exchange_n(table, &t, fresh, false, __ATOMIC_ACQ_REL,
-                                   __ATOMIC_ACQUIRE)) {
-    return t;
-  }
-  return fresh;
 }
 
 // Blocks seen whole: at a hand-out, every page present. A
@@ -86,17 +66,6 @@ void SetWhole(uintptr_t start, size_t bytes, bool whole) {
   } else if (w.start == start) {
     w = Whole{};
   }
-}
-
-// Forgets `start` if it is among the released blocks; true if it was.
-bool TakeReleased(uintptr_t start) {
-  for (uintptr_t& r : g_released) {
-    if (r == start) {
-      r = 0;
-      return true;
-    }
-  }
-  return false;
 }
 
 uint64_t Faults(int who) {
@@ -177,7 +146,7 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
   out->present_pages = PresentPages(start, bytes, vec, sizeof(vec));
   const uint64_t pages = (bytes + page - 1) / page;
   if (out->present_pages == pages) {
-    TableOf(&g_whole, kWholeEntries);
+    SparseTable(&g_whole, kWholeEntries);
     g_notes_lock.Lock();
     SetWhole(start, bytes, true);
     g_notes_lock.Unlock();
@@ -196,7 +165,7 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
 }
 
 bool NoteHandOut(const HandOut& h) {
-  TableOf(&g_notes, kNotes);
+  SparseTable(&g_notes, kNotes);
   g_notes_lock.Lock();
   for (size_t i = Slot(h.start), probes = 0;
        g_notes != nullptr && probes < kNotes;
@@ -209,7 +178,7 @@ bool NoteHandOut(const HandOut& h) {
     n.thread_faults = h.thread_faults;
     n.process_faults = h.process_faults;
     n.present_pages = h.present_pages;
-    n.released_before = TakeReleased(h.start);
+    n.released_before = g_released_spans.Take(h.start);
     g_notes_lock.Unlock();
     return true;
   }
@@ -267,10 +236,8 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
 void NoteRelease(uintptr_t start) {
   g_notes_lock.Lock();
   SetWhole(start, 0, false);
-  TakeReleased(start);
-  g_released[g_released_next] = start;
-  g_released_next = (g_released_next + 1) % kReleased;
   g_notes_lock.Unlock();
+  g_released_spans.Note(start);
 }
 
 uint64_t ReadPagesPerFault() {

@@ -56,8 +56,8 @@ bool NoteHandOut(const HandOut& h);
 uint64_t UnnotedBlocks();
 
 // The block at `start`, judged by its note, is being released: remembered
-// (the last few such blocks), so that its next note says so
-// (ReuseWitness::released_before).
+// (numa/balancing.h, ReleasedSpans), so that its next note says so
+// (ReuseWitness::released_before) and takes it back.
 void NoteRelease(uintptr_t start);
 
 // A span of `bytes` at `start` comes back to the heap of `node`: takes its

@@ -33,6 +33,22 @@ namespace numa {
 // still usable, only denser in RAM). Thread-safe.
 void* SparseAlloc(size_t bytes);
 
+// `*table`, `entries` zeroed T's, SparseAlloc'd at its first use: of two
+// threads that race here, one mapping stays untouched address space. nullptr
+// if the kernel refuses the mapping.
+template <typename T>
+T* SparseTable(T** table, size_t entries) {
+  T* t = __atomic_load_n(table, __ATOMIC_ACQUIRE);
+  if (t != nullptr) return t;
+  T* fresh = static_cast<T*>(SparseAlloc(entries * sizeof(T)));
+  if (fresh == nullptr) return nullptr;
+  if (!__atomic_compare_exchange_n(table, &t, fresh, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    return t;
+  }
+  return fresh;
+}
+
 // Called on each fresh mapping before any of it is written, under
 // SparseAlloc's lock (raw syscalls only, no allocation). Init sets it where
 // the kernel's NUMA balancing would otherwise move the metadata this memory

@@ -73,77 +73,65 @@ TEST(MovedSpanSampler, EverySpanForAWhileAfterARelease) {
   EXPECT_TRUE(t.ShouldCheck());
 }
 
-TEST(MovedSpanLog, RemembersReleasedSpansByFirstPage) {
-  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
-  MovedSpanLog log{};
-  EXPECT_FALSE(log.ready());
-  EXPECT_FALSE(log.ReleasedBefore(1234)) << "no storage: nothing is known";
-  log.NoteReleased(1234);  // and no crash
-  log.Init(entries.data());
-  ASSERT_TRUE(log.ready());
-  EXPECT_FALSE(log.ReleasedBefore(1234));
-  log.NoteReleased(1234);
-  log.NoteReleased(99999);
-  EXPECT_TRUE(log.ReleasedBefore(1234));
-  EXPECT_TRUE(log.ReleasedBefore(99999));
-  EXPECT_FALSE(log.ReleasedBefore(1235));
-  EXPECT_FALSE(log.ReleasedBefore(0)) << "page 0 is no span's";
+TEST(ReleasedSpans, RemembersReleasedSpansByStart) {
+  ReleasedSpans released{};
+  EXPECT_FALSE(released.Contains(0x4040000000)) << "no table: nothing known";
+  EXPECT_FALSE(released.Take(0x4040000000));
+  released.Note(0x4040000000);
+  released.Note(0x4080002000);
+  EXPECT_TRUE(released.Contains(0x4040000000));
+  EXPECT_TRUE(released.Contains(0x4080002000));
+  EXPECT_FALSE(released.Contains(0x4040002000));
+  EXPECT_FALSE(released.Contains(0)) << "address 0 is no span's";
+  EXPECT_TRUE(released.Take(0x4040000000));
+  EXPECT_FALSE(released.Contains(0x4040000000)) << "taken: forgotten";
+  EXPECT_FALSE(released.Take(0x4040000000));
+  EXPECT_TRUE(released.Contains(0x4080002000)) << "the other stays";
 }
 
-TEST(MovedSpanLog, ACollisionForgetsTheOlderSpan) {
-  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
-  MovedSpanLog log{};
-  log.Init(entries.data());
-  // Find a page that shares 1's slot.
-  uintptr_t other = 2;
-  for (;; ++other) {
-    std::fill(entries.begin(), entries.end(), 0);
-    log.NoteReleased(1);
-    log.NoteReleased(other);
-    if (!log.ReleasedBefore(1)) break;
+TEST(ReleasedSpans, ACollisionForgetsTheOlderSpan) {
+  ReleasedSpans released{};
+  const uintptr_t first = 0x4040000000;
+  uintptr_t other = first + 0x2000;
+  for (;; other += 0x2000) {
+    released.Note(first);
+    released.Note(other);
+    if (!released.Contains(first)) break;
+    released.Take(other);
   }
-  EXPECT_TRUE(log.ReleasedBefore(other));
-  EXPECT_FALSE(log.ReleasedBefore(1));
-}
-
-TEST(MovedSpanCheck, TheLogIsMadeAtTheFirstMovedSpan) {
-  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
-  MovedSpanCheck check{};
-  EXPECT_FALSE(check.NeedsLog(0)) << "pages that never moved need no log";
-  EXPECT_TRUE(check.NeedsLog(1));
-  check.InitLog(entries.data());
-  EXPECT_FALSE(check.NeedsLog(1));
+  EXPECT_TRUE(released.Contains(other));
+  EXPECT_FALSE(released.Contains(first));
 }
 
 // Producer/consumer: the kernel moves a span to the consumer's node, the heap
 // releases it, the producer refaults it at home, the kernel moves it again.
 TEST(MovedSpanCheck, ASpanMovedAgainAfterItsReleaseIsKept) {
-  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  ReleasedSpans released{};
   MovedSpanCheck check{};
-  check.InitLog(entries.data());
   const uintptr_t span = 0x4040000000, other = 0x4040200000;
-  EXPECT_EQ(check.Judge(span, 0), MovedSpan::kStays);
-  EXPECT_EQ(check.Judge(span, 3), MovedSpan::kRelease);
-  EXPECT_EQ(check.Judge(span, 0), MovedSpan::kStays) << "refaulted at home";
-  EXPECT_EQ(check.Judge(span, 3), MovedSpan::kKeep) << "no second release";
-  EXPECT_EQ(check.Judge(span, 1), MovedSpan::kKeep);
-  EXPECT_EQ(check.Judge(other, 1), MovedSpan::kRelease);
+  EXPECT_EQ(check.Judge(span, 0, &released), MovedSpan::kStays);
+  EXPECT_EQ(check.Judge(span, 3, &released), MovedSpan::kRelease);
+  EXPECT_EQ(check.Judge(span, 0, &released), MovedSpan::kStays)
+      << "refaulted at home";
+  EXPECT_EQ(check.Judge(span, 3, &released), MovedSpan::kKeep)
+      << "no second release";
+  EXPECT_EQ(check.Judge(span, 1, &released), MovedSpan::kKeep);
+  EXPECT_EQ(check.Judge(other, 1, &released), MovedSpan::kRelease);
 }
 
 TEST(MovedSpanCheck, OnlyAReleaseChecksEverySpan) {
-  std::vector<uintptr_t> entries(MovedSpanLog::kEntries);
+  ReleasedSpans released{};
   MovedSpanCheck check{};
-  check.InitLog(entries.data());
   const uintptr_t span = 0x4040000000;
   while (!check.ShouldCheck()) {
   }
-  ASSERT_EQ(check.Judge(span, 2), MovedSpan::kRelease);
+  ASSERT_EQ(check.Judge(span, 2, &released), MovedSpan::kRelease);
   for (uint32_t i = 0; i < kCheckAllAfterMoved; ++i) {
     ASSERT_TRUE(check.ShouldCheck()) << i;
   }
   while (!check.ShouldCheck()) {
   }
-  ASSERT_EQ(check.Judge(span, 2), MovedSpan::kKeep);
+  ASSERT_EQ(check.Judge(span, 2, &released), MovedSpan::kKeep);
   // Kept spans are the steady state of memory used from another node: back
   // to one span in kSampleEvery.
   int checks = 0;
