@@ -1,6 +1,7 @@
 // Refill counts per CPU node and the look for idle ones (numa/idle_nodes.h).
 #include "numa/idle_nodes.h"
 
+#include "numa/leaf_lock.h"
 #include "numa/node_pages.h"
 
 namespace tcmalloc {
@@ -18,7 +19,8 @@ struct Look {
   bool reported;    // idle since `seen`, and already reported
 };
 Look g_looks[kMaxCpuNodes];
-bool g_looking;
+// Held by the one thread looking; others skip the look.
+LeafLock g_looking;
 
 }  // namespace
 
@@ -29,7 +31,7 @@ bool NoteRefill(int node) {
 }
 
 uint64_t TakeIdleNodes(int self, int cpu_nodes) {
-  if (__atomic_exchange_n(&g_looking, true, __ATOMIC_ACQUIRE)) return 0;
+  if (!g_looking.TryLock()) return 0;
   if (cpu_nodes > kMaxCpuNodes) cpu_nodes = kMaxCpuNodes;
   uint64_t idle = 0;
   for (int node = 0; node < cpu_nodes; ++node) {
@@ -46,7 +48,7 @@ uint64_t TakeIdleNodes(int self, int cpu_nodes) {
       idle |= uint64_t{1} << node;
     }
   }
-  __atomic_store_n(&g_looking, false, __ATOMIC_RELEASE);
+  g_looking.Unlock();
   return idle;
 }
 
@@ -57,7 +59,6 @@ const uint64_t* RefillCountOf(int node) { return &g_refills[node]; }
 void ResetIdleNodesForTest() {
   g_refills.Clear();
   for (Look& look : g_looks) look = Look{};
-  g_looking = false;
 }
 
 }  // namespace numa

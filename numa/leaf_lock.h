@@ -1,13 +1,20 @@
-// A spin lock held for a few instructions (no allocation, at most one
-// syscall), with no other lock taken inside it, so that a thread waiting for
-// it is never waiting long. For the layer's leaf data: the remote-free logs'
-// pools and shared logs, and the sparse metadata memory they carve from.
+// The layer's one lock: a spin lock with no other lock taken inside it, so
+// that a thread waiting for it never waits on another lock. Held for a few
+// instructions (no allocation, at most one syscall) by the layer's leaf data:
+// the remote-free logs' pools and shared logs, the reuse witness's notes and
+// the sparse metadata memory they carve from. Held longer once per process,
+// by the start of placement, which reads files: so a waiter that has spun a
+// while yields its CPU, as it does when the holder was preempted.
 //
 // Inside the gperftools tree this file lives at src/numa/leaf_lock.h.
 #ifndef NUMA_TCMALLOC_NUMA_LEAF_LOCK_H_
 #define NUMA_TCMALLOC_NUMA_LEAF_LOCK_H_
 
+#include <sys/syscall.h>
+
 #include <atomic>
+
+#include "numa/syscall.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -18,16 +25,26 @@ class LeafLock {
  public:
   void Lock() {
     while (locked_.exchange(true, std::memory_order_acquire)) {
-      while (locked_.load(std::memory_order_relaxed)) {
+      for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
+        if (spins >= kSpinsBeforeYield) {
+          RawSyscall(SYS_sched_yield);
+          spins = 0;
+        }
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
       }
     }
   }
+  // Takes the lock if it is free; never waits.
+  bool TryLock() {
+    return !locked_.load(std::memory_order_relaxed) &&
+           !locked_.exchange(true, std::memory_order_acquire);
+  }
   void Unlock() { locked_.store(false, std::memory_order_release); }
 
  private:
+  static constexpr int kSpinsBeforeYield = 1000;
   std::atomic<bool> locked_{false};
 };
 

@@ -1,16 +1,15 @@
 // The start of placement: which kernel nodes memory the program places
 // itself (numa/placed.h) may use, decided once, at the first placement call.
 #include <errno.h>
-#include <sys/syscall.h>
 
 #include "numa/bind.h"
 #include "numa/init.h"
+#include "numa/leaf_lock.h"
 #include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/numa.h"
 #include "numa/region.h"
 #include "numa/state.h"
-#include "numa/syscall.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -20,9 +19,8 @@ bool internal::g_placement_started;
 
 namespace {
 
-// Taken by StartPlacement alone, once per process in practice: it reads
-// files and probes the kernel inside, so a waiter yields rather than spins.
-int g_placement_lock;
+// Taken by StartPlacement alone, once per process in practice.
+LeafLock g_placement_lock;
 
 // The placed regions' binder (numa/region.h, SetPlacedBinder).
 bool BindPlaced(void* start, size_t len, int id) {
@@ -72,9 +70,7 @@ void DropInterleaveAbove() {
 
 bool StartPlacement() {
   if (PlacementStarted()) return true;
-  while (__atomic_exchange_n(&g_placement_lock, 1, __ATOMIC_ACQUIRE) != 0) {
-    RawSyscall(SYS_sched_yield);
-  }
+  g_placement_lock.Lock();
   if (!g_placement.tried) {
     g_placement.error = DecidePlacement();
     __atomic_store_n(&g_placement.tried, true, __ATOMIC_RELEASE);
@@ -87,7 +83,7 @@ bool StartPlacement() {
     }
   }
   const bool ok = g_placement.error == 0;
-  __atomic_store_n(&g_placement_lock, 0, __ATOMIC_RELEASE);
+  g_placement_lock.Unlock();
   return ok;
 }
 

@@ -137,11 +137,18 @@ bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
   const int here = ThisThreadsListNode();
   if (owner == here || !Loggable(ptr, owner)) return false;
   SharedLog& log = g_shared_logs[here][owner];
+  // A new block is taken with the log's lock dropped: the pool and
+  // SparseAlloc have leaf locks of their own, and a leaf lock holds no other.
+  LogBlock* spare = nullptr;
   log.lock.Lock();
-  if (log.block == nullptr &&
-      (log.block = NewBlock(owner, NodesWithLists())) == nullptr) {
+  if (log.block == nullptr) {
     log.lock.Unlock();
-    return false;
+    if ((spare = NewBlock(owner, NodesWithLists())) == nullptr) return false;
+    log.lock.Lock();
+    if (log.block == nullptr) {
+      log.block = spare;
+      spare = nullptr;
+    }
   }
   LogBlock* full = nullptr;
   if (AppendRemoteFree(log.block, ptr, cl)) {
@@ -149,6 +156,7 @@ bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
     log.block = nullptr;
   }
   log.lock.Unlock();
+  if (spare != nullptr) ReturnBlock(spare);  // another thread made one first
   if (full != nullptr && !HandOverBlock(full, owner)) {
     ReturnBlock(full);
   }
