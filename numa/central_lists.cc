@@ -23,8 +23,8 @@ CentralFreeList* g_lists;
 
 // One node's lists: a whole number of pages, so that no two nodes' lists
 // share one.
-constexpr size_t kNodeListsBytes = kClassSizesMax * sizeof(CentralFreeList);
-static_assert(kNodeListsBytes % 4096 == 0,
+constexpr size_t kCentralListsBytes = kClassSizesMax * sizeof(CentralFreeList);
+static_assert(kCentralListsBytes % 4096 == 0,
               "a node's central lists must fill whole pages");
 
 // A placed list's cache in front of it (CentralListsOf's header).
@@ -84,7 +84,7 @@ CentralFreeList* MakeCentralLists(CentralFreeList* one_node) {
     // Each node's lists start a page and stay untouched until that node's
     // first thread cache makes them (MakeNodeLists), so that their pages land
     // on the node whose threads use them. Fresh pages are zero.
-    void* p = SparseAlloc(nodes * kNodeListsBytes);
+    void* p = SparseAlloc(nodes * kCentralListsBytes);
     if (p != nullptr) {
       g_lists = static_cast<CentralFreeList*>(p);
       SetNodesWithCentralLists(nodes);

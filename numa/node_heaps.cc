@@ -282,7 +282,7 @@ Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
   if (span != nullptr) NoteServe(node);
   if (span == nullptr) {
     int order[kMaxNodes];
-    const int count = BorrowFrom(node, Borrow::kPages, order);
+    const int count = LendersOf(node, Borrowed::kPages, order);
     for (int i = 0; i < count && span == nullptr; ++i) {
       span = NewFromNode(order[i], n, align_pages);
     }

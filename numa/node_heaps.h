@@ -62,7 +62,7 @@ class NodeHeaps {
 
   // Page-level memory for the calling thread (large objects, sampled
   // objects, aligned blocks): from its node's heap, else borrowed from the
-  // nearest nodes that can serve it (Borrow::kPages). nullptr with errno
+  // nearest nodes that can serve it (Borrowed::kPages). nullptr with errno
   // ENOMEM when no node can. Blocks of TCMALLOC_NUMA_INTERLEAVE_ABOVE bytes
   // or more come from the interleaved heap instead, with or without the
   // layer (from the thread's node's if that cannot serve).

@@ -60,9 +60,9 @@ int NodeOfCpu(int cpu) {
   return g_state.cpu_node[cpu];
 }
 
-int BorrowFrom(int node, Borrow what, int out[kMaxNodes]) {
+int LendersOf(int node, Borrowed what, int out[kMaxNodes]) {
   if (!g_state.active || node < 0 || node >= g_state.num_nodes) return 0;
-  return BorrowOrder(what, g_state.fallback[node], g_state.fallback_len[node],
+  return LenderOrder(what, g_state.fallback[node], g_state.fallback_len[node],
                      g_state.cpu_nodes, out);
 }
 

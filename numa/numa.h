@@ -74,8 +74,8 @@ NUMA_TCMALLOC_HIDDEN int CurrentNode();
 NUMA_TCMALLOC_HIDDEN int NodeOfCpu(int cpu);
 
 // The nodes `node` borrows `what` from when it cannot serve a request,
-// nearest first (BorrowOrder in numa/policy.h); returns how many.
-NUMA_TCMALLOC_HIDDEN int BorrowFrom(int node, Borrow what, int out[kMaxNodes]);
+// nearest first (LenderOrder in numa/policy.h); returns how many.
+NUMA_TCMALLOC_HIDDEN int LendersOf(int node, Borrowed what, int out[kMaxNodes]);
 
 // Binds [start, start+len) to `node` with the configured policy, within the
 // task's membind set (DecideBinding, numa/mempolicy.h), before the first

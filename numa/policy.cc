@@ -4,11 +4,11 @@
 namespace tcmalloc {
 namespace numa {
 
-int BorrowOrder(Borrow what, const uint8_t* fallback, int len, int cpu_nodes,
+int LenderOrder(Borrowed what, const uint8_t* fallback, int len, int cpu_nodes,
                 int out[kMaxNodes]) {
   int n = 0;
   for (int i = 0; i < len && n < kMaxNodes; ++i) {
-    if (what == Borrow::kObjects && fallback[i] >= cpu_nodes) continue;
+    if (what == Borrowed::kObjects && fallback[i] >= cpu_nodes) continue;
     out[n++] = fallback[i];
   }
   return n;

@@ -22,7 +22,7 @@ namespace numa {
 
 // --- Borrowing: where a node turns when it cannot serve a request. ---
 
-enum class Borrow : uint8_t {
+enum class Borrowed : uint8_t {
   // Page-level memory (large objects, aligned blocks), when the node's heap
   // can neither serve the request nor grow: any other node's heap, memory-only
   // nodes included; that heap grows if it must. The pages stay that node's.
@@ -36,7 +36,7 @@ enum class Borrow : uint8_t {
 // The nodes to borrow `what` from: `fallback` (the node's fallback order,
 // nearest first, `len` entries), for kObjects only the nodes below
 // `cpu_nodes` (the nodes with small-object lists). Returns how many it wrote.
-int BorrowOrder(Borrow what, const uint8_t* fallback, int len, int cpu_nodes,
+int LenderOrder(Borrowed what, const uint8_t* fallback, int len, int cpu_nodes,
                 int out[kMaxNodes]);
 
 // --- Memory moves between nodes only through the kernel. ---

@@ -257,7 +257,7 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
     }
   }
   int order[kMaxNodes];
-  const int count = BorrowFrom(cache->node_, numa::Borrow::kObjects, order);
+  const int count = LendersOf(cache->node_, numa::Borrowed::kObjects, order);
   // This cache's own lists and logs of other nodes first: no lock, and the
   // objects a new_handler just freed are there.
   for (int i = 0; i < count && NodeClasses(); ++i) {

@@ -86,7 +86,7 @@ class ThreadCacheNodes {
   static void DeallocateLocal(ThreadCache* cache, void* ptr, uint32_t cl);
 
   // The thread's node has no object of class cl and cannot get one: one
-  // object of another CPU node (Borrow::kObjects, nearest first), from this
+  // object of another CPU node (Borrowed::kObjects, nearest first), from this
   // cache's lists or log of that node, else from its central list (its inbox
   // linked in first); nullptr if none has one. One at a time: a borrowed object
   // is handed out at once and never sits in the thread's own lists, so no

@@ -36,7 +36,7 @@ constexpr uint64_t kAll = ~uint64_t{0};
 
 std::vector<int> Fallback(int node) {
   int out[kMaxNodes];
-  int n = BorrowFrom(node, Borrow::kPages, out);
+  int n = LendersOf(node, Borrowed::kPages, out);
   return std::vector<int>(out, out + n);
 }
 

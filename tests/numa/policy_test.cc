@@ -7,20 +7,20 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-TEST(BorrowOrder, PagesFromEveryNodeObjectsOnlyFromCpuNodes) {
+TEST(LenderOrder, PagesFromEveryNodeObjectsOnlyFromCpuNodes) {
   // Node 0 of 2 CPU nodes (0, 1) and 2 memory-only nodes (2, 3); its
   // fallback order puts the memory-only node 2 nearest.
   const uint8_t fallback[] = {2, 1, 3};
   int out[kMaxNodes];
-  ASSERT_EQ(BorrowOrder(Borrow::kPages, fallback, 3, 2, out), 3);
+  ASSERT_EQ(LenderOrder(Borrowed::kPages, fallback, 3, 2, out), 3);
   EXPECT_EQ(out[0], 2);
   EXPECT_EQ(out[1], 1);
   EXPECT_EQ(out[2], 3);
-  ASSERT_EQ(BorrowOrder(Borrow::kObjects, fallback, 3, 2, out), 1);
+  ASSERT_EQ(LenderOrder(Borrowed::kObjects, fallback, 3, 2, out), 1);
   EXPECT_EQ(out[0], 1) << "small objects never come from a memory-only node";
-  EXPECT_EQ(BorrowOrder(Borrow::kObjects, fallback, 3, 1, out), 0)
+  EXPECT_EQ(LenderOrder(Borrowed::kObjects, fallback, 3, 1, out), 0)
       << "one CPU node: nobody to borrow objects from";
-  EXPECT_EQ(BorrowOrder(Borrow::kPages, fallback, 0, 2, out), 0);
+  EXPECT_EQ(LenderOrder(Borrowed::kPages, fallback, 0, 2, out), 0);
 }
 
 TEST(PagesToUnstrand, OtherNodesKeepAtMostTheBound) {

@@ -83,7 +83,7 @@ int ExerciseInactive() {
   int out[kMaxNodes];
   bool ok = !Active() && NumNodes() == 1 && CurrentNode() == 0 &&
             (NodeOfKernelId(0) >= 0) && !(NodeOfKernelId(1) >= 0) &&
-            BorrowFrom(0, Borrow::kPages, out) == 0 &&
+            LendersOf(0, Borrowed::kPages, out) == 0 &&
             BindRange(page, sizeof(page), 0) && MbindCalls() == 0;
   return ok ? kOk : kWrongAnswer;
 }

@@ -25,7 +25,7 @@ constexpr uint64_t kAll = ~uint64_t{0};
 
 std::vector<int> Fallback(int node) {
   int out[kMaxNodes];
-  int n = BorrowFrom(node, Borrow::kPages, out);
+  int n = LendersOf(node, Borrowed::kPages, out);
   return std::vector<int>(out, out + n);
 }
 
@@ -95,8 +95,8 @@ TEST_F(TopologyTest, FallbackNearestFirstTiesById) {
   EXPECT_EQ(Fallback(2), (std::vector<int>{1, 3, 0}));  // 1 and 3 tie at 12
   EXPECT_EQ(Fallback(3), (std::vector<int>{0, 1, 2}));  // three-way tie
   int out[kMaxNodes];
-  EXPECT_EQ(BorrowFrom(-1, Borrow::kPages, out), 0);
-  EXPECT_EQ(BorrowFrom(kMaxNodes, Borrow::kPages, out), 0);
+  EXPECT_EQ(LendersOf(-1, Borrowed::kPages, out), 0);
+  EXPECT_EQ(LendersOf(kMaxNodes, Borrowed::kPages, out), 0);
 }
 
 TEST_F(TopologyTest, FourNodesLinearDistances) {
