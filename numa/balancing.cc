@@ -26,7 +26,7 @@ bool KernelBalancesPages(const char* path) {
   return value != UINT32_MAX && (value & 1) != 0;
 }
 
-bool MovedSpanSampler::ShouldCheck() {
+bool MovedSpanCheck::ShouldCheck() {
   if (check_all_ > 0) {
     --check_all_;
     return true;
@@ -34,10 +34,6 @@ bool MovedSpanSampler::ShouldCheck() {
   if (++passed_ < kSampleEvery) return false;
   passed_ = 0;
   return true;
-}
-
-void MovedSpanSampler::Checked(bool released) {
-  if (released) check_all_ = kCheckAllAfterMoved;
 }
 
 ReleasedSpans g_released_spans;
@@ -70,8 +66,10 @@ MovedSpan MovedSpanCheck::Judge(uintptr_t start, int pages_elsewhere,
   // Only a fresh move calls for checking its neighbours: kept spans are the
   // steady state of memory used across nodes, and checking every one of them
   // would cost a system call per span for nothing.
-  sampler_.Checked(decision == MovedSpan::kRelease);
-  if (decision == MovedSpan::kRelease) released->Note(start);
+  if (decision == MovedSpan::kRelease) {
+    check_all_ = kCheckAllAfterMoved;
+    released->Note(start);
+  }
   return decision;
 }
 

@@ -16,7 +16,7 @@
 // next writer faults it in on its own node (policy.h, DecideMovedSpan).
 //  - Not every span: one in kSampleEvery, and every one for the next
 //    kCheckAllAfterMoved after one was released for having moved
-//    (MovedSpanSampler): a batch's spans move together. A process whose
+//    (MovedSpanCheck): a batch's spans move together. A process whose
 //    pages do not move, or whose moved spans are all kept (below), pays one
 //    system call per kSampleEvery spans its heaps take back or hand out.
 //  - Not the same span twice: a span that moved again after it was released
@@ -56,21 +56,6 @@ bool KernelBalancesPages(const char* path);
 inline constexpr uint32_t kSampleEvery = 16;
 inline constexpr uint32_t kCheckAllAfterMoved = 1024;
 
-// Which freed spans of one heap are checked. Used under the page heap lock;
-// zero-initialized is ready.
-class MovedSpanSampler {
- public:
-  // True when the span returning now is to be checked.
-  bool ShouldCheck();
-  // The outcome of a check ShouldCheck asked for: whether the span was
-  // released for having moved.
-  void Checked(bool released);
-
- private:
-  uint32_t passed_;     // spans passed since the last sampled check
-  uint32_t check_all_;  // spans still to check one by one
-};
-
 // Memory released because its pages lay on another node, by start address:
 // small-object spans the moved-span check released and large blocks the
 // reuse witness released. One table for the process, so that neither
@@ -98,13 +83,14 @@ class ReleasedSpans {
 // The process's, shared by both checks.
 extern ReleasedSpans g_released_spans;
 
-// One node's check of its freed small-object spans: which are sampled, and
-// what a sample means given the spans released before. Zero-initialized is
-// ready.
+// One node's check of its freed small-object spans: which are sampled (one
+// in kSampleEvery, every one for the next kCheckAllAfterMoved after a
+// release), and what a sample means given the spans released before. Used
+// under the page heap lock; zero-initialized is ready.
 class MovedSpanCheck {
  public:
   // True when the span passing now is to be sampled.
-  bool ShouldCheck() { return sampler_.ShouldCheck(); }
+  bool ShouldCheck();
   // What to do with the span at `start`, sampled with `pages_elsewhere`
   // pages off its heap's node (DecideMovedSpan), given the spans `released`
   // before. A release is noted there, and sets every span to be checked for
@@ -114,7 +100,8 @@ class MovedSpanCheck {
                   ReleasedSpans* released);
 
  private:
-  MovedSpanSampler sampler_;
+  uint32_t passed_;     // spans passed since the last sampled check
+  uint32_t check_all_;  // spans still to check one by one
 };
 
 }  // namespace numa

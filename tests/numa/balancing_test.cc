@@ -1,5 +1,5 @@
 // The kernel's balancing setting as the layer reads it, which freed spans the
-// heaps check, and the log of spans released for having moved.
+// heaps check, and the memory of spans released for having moved.
 #include "numa/balancing.h"
 
 #include <stdlib.h>
@@ -40,37 +40,39 @@ TEST(KernelBalancesPages, MissingOrMalformedIsOff) {
   EXPECT_FALSE(KernelBalancesPages(Setting("1-3\n").c_str()));
 }
 
-TEST(MovedSpanSampler, OneInKUntilARelease) {
-  MovedSpanSampler s{};
+TEST(MovedSpanCheck, OneInKUntilARelease) {
+  ReleasedSpans released{};
+  MovedSpanCheck check{};
   int checks = 0;
   for (uint32_t i = 0; i < 10 * kSampleEvery; ++i) {
-    if (s.ShouldCheck()) {
+    if (check.ShouldCheck()) {
       ++checks;
-      s.Checked(false);
+      EXPECT_EQ(check.Judge(0x4040000000, 0, &released), MovedSpan::kStays);
     }
   }
   EXPECT_EQ(checks, 10);
 }
 
-TEST(MovedSpanSampler, EverySpanForAWhileAfterARelease) {
-  MovedSpanSampler s{};
-  while (!s.ShouldCheck()) {
+TEST(MovedSpanCheck, EverySpanForAWhileAfterARelease) {
+  ReleasedSpans released{};
+  MovedSpanCheck check{};
+  while (!check.ShouldCheck()) {
   }
-  s.Checked(true);
+  ASSERT_EQ(check.Judge(0x4040000000, 1, &released), MovedSpan::kRelease);
   for (uint32_t i = 0; i < kCheckAllAfterMoved; ++i) {
-    ASSERT_TRUE(s.ShouldCheck()) << i;
-    s.Checked(false);
+    ASSERT_TRUE(check.ShouldCheck()) << i;
+    check.Judge(0x4040000000, 0, &released);
   }
-  EXPECT_FALSE(s.ShouldCheck()) << "back to sampling";
+  EXPECT_FALSE(check.ShouldCheck()) << "back to sampling";
   // A release while checking every span starts the count afresh.
-  MovedSpanSampler t{};
-  while (!t.ShouldCheck()) {
+  MovedSpanCheck other{};
+  while (!other.ShouldCheck()) {
   }
-  t.Checked(true);
-  for (uint32_t i = 0; i < kCheckAllAfterMoved - 1; ++i) t.ShouldCheck();
-  ASSERT_TRUE(t.ShouldCheck());
-  t.Checked(true);
-  EXPECT_TRUE(t.ShouldCheck());
+  ASSERT_EQ(other.Judge(0x4080000000, 1, &released), MovedSpan::kRelease);
+  for (uint32_t i = 0; i < kCheckAllAfterMoved - 1; ++i) other.ShouldCheck();
+  ASSERT_TRUE(other.ShouldCheck());
+  ASSERT_EQ(other.Judge(0x4080002000, 1, &released), MovedSpan::kRelease);
+  EXPECT_TRUE(other.ShouldCheck());
 }
 
 TEST(ReleasedSpans, RemembersReleasedSpansByStart) {
