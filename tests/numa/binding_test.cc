@@ -245,7 +245,8 @@ TEST(NormalizeTaskMode, PreferredWithoutNodesIsLocal) {
 int FirstAllowedNode() {
   uint64_t allowed = 0;
   EXPECT_TRUE(QueryAllowedMems(&allowed));
-  return __builtin_ctzll(allowed);
+  EXPECT_NE(allowed, 0u);
+  return allowed != 0 ? __builtin_ctzll(allowed) : 0;  // ctz(0) is undefined
 }
 
 // MPOL_BIND plus a home node on a PROT_NONE reservation that is made
