@@ -228,5 +228,8 @@ int main(int argc, char** argv) {
       ops, wall, ops / wall, faults, faults / ops);
   workloads::PrintMetric("ops_per_s", ops / wall, "ops/s");
   workloads::PrintMetric("faults_per_op", faults / ops, "faults");
+  // The same figures for tools/compare --cmd, which reads METRIC lines.
+  std::printf("METRIC ops_per_s %.6g ops/s higher\n", ops / wall);
+  std::printf("METRIC faults_per_op %.6g faults lower\n", faults / ops);
   return 0;
 }
