@@ -123,7 +123,14 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   const uint64_t idle_ns = StrandedAfterNs();
   const uint64_t now = CoarseNowNs();
   NoteRegrowth(node, idle_ns, now);
-  const uint64_t stranded = StrandedNodes(cpu_nodes, idle_ns, now);
+  const uint64_t bound = MaxStrandedBytes();
+  // A node is also stranded once the others grew by twice the bound since its
+  // heap last served: a load that moves for good then costs at most that much
+  // more than vanilla's footprint, however fast it faults memory in. Half of
+  // it measured: short-lived threads refaulted at every thread.
+  const uint64_t stranded =
+      StrandedNodes(cpu_nodes, idle_ns, now, node,
+                    static_cast<uint64_t>(pages) << kPageShift, 2 * bound);
   for (int i = 0; i < nodes; ++i) {
     // A CPU node whose threads served from its heap lately keeps its free
     // pages: they are about to be reused.
@@ -139,7 +146,6 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   // Released from here: what lies beyond the bound by more than the CPU
   // nodes may be asked for, and, when a memory-only node (no thread to ask)
   // holds free pages, everything beyond the bound.
-  const uint64_t bound = MaxStrandedBytes();
   const uint64_t unstrand = PagesToUnstrand(
       node, nodes, free_bytes,
       memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift);

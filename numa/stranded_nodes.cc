@@ -14,6 +14,7 @@ uint32_t g_serves[kMaxNodes];
 struct Idleness {
   uint32_t seen;         // serves at the previous look
   uint64_t serve_ns;     // when a look first saw the current count
+  uint64_t grown_bytes;  // what other nodes grew since then
   uint64_t released_ns;  // the last release not yet followed by regrowth
   int doublings;         // the idle time is the base << doublings
 };
@@ -35,7 +36,9 @@ uint64_t IdleNsOf(int node, uint64_t base_idle_ns) {
   return base_idle_ns << g_idleness[node].doublings;
 }
 
-uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns) {
+uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns,
+                       int grower, uint64_t grown_bytes,
+                       uint64_t base_grown_bytes) {
   if (base_idle_ns == 0) return ~uint64_t{0};
   if (cpu_nodes > kMaxNodes) cpu_nodes = kMaxNodes;
   uint64_t stranded = 0;
@@ -45,7 +48,13 @@ uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns) {
     if (serves != n.seen || n.serve_ns == 0) {
       n.seen = serves;
       n.serve_ns = now_ns;
-    } else if (now_ns - n.serve_ns >= IdleNsOf(i, base_idle_ns)) {
+      n.grown_bytes = 0;
+      continue;
+    }
+    if (i != grower) n.grown_bytes += grown_bytes;
+    const bool grown_past = base_grown_bytes != 0 &&
+                            n.grown_bytes >= base_grown_bytes << n.doublings;
+    if (grown_past || now_ns - n.serve_ns >= IdleNsOf(i, base_idle_ns)) {
       stranded |= uint64_t{1} << i;
     }
   }

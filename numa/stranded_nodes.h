@@ -7,9 +7,10 @@
 // were released grows or recommits again within kRegrowthWindows of its idle
 // time: its threads came back, and the release only cost faults. A node whose
 // threads stay away longer than that halves it again. So a load that moves
-// for good hands its memory over after the base idle time, while threads that
-// move back and forth (re-pinned, or moved by the scheduler) keep both nodes'
-// pages after a few round trips.
+// for good hands its memory over after the base idle time (or once the other
+// nodes grew by the stranded bound), while threads that move back and forth
+// (re-pinned, or moved by the scheduler) keep both nodes' pages after a few
+// round trips.
 //
 // Everything but NoteServe runs under the page-heap lock; the clock is the
 // caller's (a vDSO read, no system call).
@@ -35,9 +36,15 @@ inline constexpr uint64_t kRegrowthWindows = 4;
 // Counts a page-heap serve for `node` (relaxed; a lost count only delays).
 void NoteServe(int node);
 
-// The CPU nodes below `cpu_nodes` (a bit each) whose heaps served nothing for
-// at least their idle time at `now_ns`; every node when `base_idle_ns` is 0.
-uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns);
+// The CPU nodes below `cpu_nodes` (a bit each) whose heaps served nothing
+// for at least their idle time at `now_ns`, or while the other nodes grew by
+// `base_grown_bytes` (scaled as the idle time is; 0: no such limit); every
+// node when `base_idle_ns` is 0. `grower` is about to grow or recommit
+// `grown_bytes`. The growth limit keeps what a node holds for threads that
+// may come back from depending on how fast the others fault memory in.
+uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns,
+                       int grower = -1, uint64_t grown_bytes = 0,
+                       uint64_t base_grown_bytes = 0);
 
 // `node`'s free pages are being released, or asked to be, at `now_ns`.
 void NoteUnstranded(int node, uint64_t now_ns);

@@ -32,6 +32,36 @@ TEST_F(StrandedNodesTest, ANodeIdleForItsIdleTimeIsStranded) {
   EXPECT_EQ(StrandedNodes(2, kBase, 1100 * kMs), uint64_t{1} << 1);
 }
 
+// A node the others outgrow by the bound is stranded before its idle time:
+// what it keeps does not depend on how fast they fault memory in.
+TEST_F(StrandedNodesTest, ANodeOutgrownByTheBoundIsStranded) {
+  constexpr uint64_t kBound = 16 << 20;
+  NoteServe(0);
+  NoteServe(1);
+  EXPECT_EQ(StrandedNodes(2, kBase, 1000 * kMs, 1, 8 << 20, kBound), 0u)
+      << "first look";
+  EXPECT_EQ(StrandedNodes(2, kBase, 1001 * kMs, 1, 8 << 20, kBound), 0u)
+      << "node 1 grew 8 MiB since node 0 served";
+  EXPECT_EQ(StrandedNodes(2, kBase, 1002 * kMs, 1, 8 << 20, kBound), 1u)
+      << "16 MiB: node 0 is stranded 2 ms after its last serve";
+  NoteServe(0);
+  EXPECT_EQ(StrandedNodes(2, kBase, 1003 * kMs, 1, 64 << 20, kBound), 0u)
+      << "a serve starts the count afresh";
+  EXPECT_EQ(StrandedNodes(2, kBase, 1004 * kMs, 0, 64 << 20, kBound) & 1, 0u)
+      << "a node's own growth does not count";
+  EXPECT_EQ(StrandedNodes(2, kBase, 1005 * kMs, 1, 8 << 20, 0), 0u)
+      << "no bound: idle time alone";
+}
+
+TEST_F(StrandedNodesTest, TheGrowthLimitScalesWithTheIdleTime) {
+  constexpr uint64_t kBound = 16 << 20;
+  ReleaseAndRegrow(0, 1000 * kMs, kMs);  // came back: twice the idle time
+  NoteServe(0);
+  StrandedNodes(2, kBase, 2000 * kMs, 1, 0, kBound);
+  EXPECT_EQ(StrandedNodes(2, kBase, 2001 * kMs, 1, 16 << 20, kBound) & 1, 0u);
+  EXPECT_EQ(StrandedNodes(2, kBase, 2002 * kMs, 1, 16 << 20, kBound) & 1, 1u);
+}
+
 TEST_F(StrandedNodesTest, ZeroIdleTimeStrandsEveryNode) {
   NoteServe(0);
   EXPECT_EQ(StrandedNodes(2, 0, kMs), ~uint64_t{0});
