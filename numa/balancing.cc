@@ -2,7 +2,6 @@
 // for pages it moved (numa/balancing.h).
 #include "numa/balancing.h"
 
-#include "numa/byte_stream.h"
 #include "numa/parse.h"
 #include "numa/sparse_memory.h"
 

@@ -2,7 +2,6 @@
 // value it cannot use, then the documented default.
 #include "numa/config.h"
 
-#include "numa/line.h"
 #include "numa/parse.h"
 
 namespace tcmalloc {

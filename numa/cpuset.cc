@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "numa/byte_stream.h"
 #include "numa/parse.h"
 
 namespace tcmalloc {

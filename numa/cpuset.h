@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
-#include "numa/line.h"
 #include "numa/nodes.h"
+#include "numa/parse.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -9,7 +9,6 @@
 #include "numa/balancing.h"
 #include "numa/bind.h"
 #include "numa/cpuset.h"
-#include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/page_sample.h"
 #include "numa/parse.h"

@@ -1,8 +1,65 @@
-// Parsers for the kernel's text formats and for knob values (numa/parse.h).
+// Malloc-free text reading and writing (numa/parse.h).
 #include "numa/parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+
+#include "numa/syscall.h"
 
 namespace tcmalloc {
 namespace numa {
+
+ByteStream::ByteStream(const char* data, size_t len)
+    : fd_(-1), error_(false), data_(data), len_(len), pos_(0) {}
+
+ByteStream::ByteStream(const char* path)
+    : fd_(-1), error_(false), data_(buf_), len_(0), pos_(0) {
+  // openat rather than open: SYS_open does not exist on aarch64.
+  long fd = RawSyscall(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path),
+                       O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error_ = true;
+  } else {
+    fd_ = static_cast<int>(fd);
+  }
+}
+
+ByteStream::~ByteStream() {
+  if (fd_ >= 0) RawSyscall(SYS_close, fd_);
+}
+
+bool ByteStream::Fill() {
+  if (pos_ < len_) return true;
+  if (fd_ < 0 || error_) return false;
+  for (;;) {
+    long n =
+        RawSyscall(SYS_read, fd_, reinterpret_cast<long>(buf_), sizeof(buf_));
+    if (n == -EINTR) continue;
+    if (n < 0) error_ = true;
+    if (n <= 0) {
+      // End of file (or error): release the descriptor now.
+      RawSyscall(SYS_close, fd_);
+      fd_ = -1;
+      return false;
+    }
+    len_ = static_cast<size_t>(n);
+    pos_ = 0;
+    return true;
+  }
+}
+
+int ByteStream::Peek() {
+  if (!Fill()) return -1;
+  return static_cast<unsigned char>(data_[pos_]);
+}
+
+int ByteStream::Next() {
+  int c = Peek();
+  if (c >= 0) ++pos_;
+  return c;
+}
+
 namespace {
 
 bool IsDigit(int c) { return c >= '0' && c <= '9'; }
@@ -36,6 +93,22 @@ bool AddToMask(void* ctx, uint32_t lo, uint32_t hi) {
       m->beyond++;
     }
   }
+  return true;
+}
+
+// The decimal digits at *s, no larger than `max`; *s moves past them. False
+// if there are none or they exceed `max`.
+bool ParseDigits(const char** s, uint64_t max, uint64_t* out) {
+  const char* p = *s;
+  if (p == nullptr || !IsDigit(*p)) return false;
+  uint64_t v = 0;
+  for (; IsDigit(*p); ++p) {
+    const uint64_t digit = static_cast<uint64_t>(*p - '0');
+    if (v > max / 10 || digit > max - v * 10) return false;
+    v = v * 10 + digit;
+  }
+  *s = p;
+  *out = v;
   return true;
 }
 
@@ -91,26 +164,6 @@ bool ParseMemTotal(ByteStream* in, uint64_t* kb) {
   *kb = v;
   return in->ok();
 }
-
-namespace {
-
-// The decimal digits at *s, no larger than `max`; *s moves past them. False
-// if there are none or they exceed `max`.
-bool ParseDigits(const char** s, uint64_t max, uint64_t* out) {
-  const char* p = *s;
-  if (p == nullptr || !IsDigit(*p)) return false;
-  uint64_t v = 0;
-  for (; IsDigit(*p); ++p) {
-    const uint64_t digit = static_cast<uint64_t>(*p - '0');
-    if (v > max / 10 || digit > max - v * 10) return false;
-    v = v * 10 + digit;
-  }
-  *s = p;
-  *out = v;
-  return true;
-}
-
-}  // namespace
 
 bool ParseUint(const char* s, uint64_t max, uint64_t* out) {
   uint64_t v;
@@ -192,6 +245,13 @@ bool ReadLine(ByteStream* in, char* buf, int size, bool* fits, int* len_out) {
   buf[len] = '\0';
   if (len_out != nullptr) *len_out = len;
   return true;
+}
+
+void Line::WriteToStderr() {
+  buf_[len_] = '\n';
+  RawSyscall(SYS_write, 2, reinterpret_cast<long>(buf_),
+             static_cast<long>(len_ + 1));
+  buf_[len_] = '\0';
 }
 
 }  // namespace numa

@@ -5,9 +5,9 @@
 #include "numa/bind.h"
 #include "numa/init.h"
 #include "numa/leaf_lock.h"
-#include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/numa.h"
+#include "numa/parse.h"
 #include "numa/region.h"
 #include "numa/state.h"
 

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "numa/line.h"
+#include "numa/parse.h"
 #include "numa/syscall.h"
 
 #ifndef MAP_FIXED_NOREPLACE

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "numa/balancing.h"
-#include "numa/byte_stream.h"
 #include "numa/leaf_lock.h"
 #include "numa/numa.h"
 #include "numa/parse.h"

@@ -4,8 +4,6 @@
 
 #include <string.h>
 
-#include "numa/byte_stream.h"
-#include "numa/line.h"
 #include "numa/parse.h"
 
 namespace tcmalloc {

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "numa/byte_stream.h"
 #include "tests/numa/fake_sysfs.h"
 
 namespace tcmalloc {
