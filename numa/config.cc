@@ -25,119 +25,84 @@ void Warn(const char* name, const char* value, const char* expected,
       .WriteToStderr();
 }
 
-// The knob's value, or null when unset or empty.
+// The knob's value, or null when unset, empty or not to be read.
 const char* Get(GetenvFn getenv_fn, const char* name) {
-  const char* v = getenv_fn(name);
+  const char* v = getenv_fn != nullptr ? getenv_fn(name) : nullptr;
   return (v != nullptr && v[0] != '\0') ? v : nullptr;
 }
 
-Mode ParseMode(const char* v) {
-  if (v == nullptr || StrEq(v, "auto")) return Mode::kAuto;
-  if (StrEq(v, "0")) return Mode::kOff;
-  if (StrEq(v, "1")) return Mode::kOn;
-  Warn("TCMALLOC_NUMA", v, "auto|0|1", "auto");
-  return Mode::kAuto;
+// The index of the knob's value among the '|'-separated `choices`; 0 (the
+// first, its default) when unset or not one of them.
+int Choice(GetenvFn getenv_fn, const char* knob, const char* choices) {
+  const char* v = Get(getenv_fn, knob);
+  char first[16] = "";
+  char name[16];
+  const char* c = choices;
+  for (int i = 0; v != nullptr; ++i) {
+    int len = 0;
+    for (; *c != '|' && *c != '\0'; ++c) {
+      if (len + 1 < static_cast<int>(sizeof(name))) name[len++] = *c;
+    }
+    name[len] = '\0';
+    if (StrEq(v, name)) return i;
+    if (i == 0) StrCopy(first, sizeof(first), name);
+    if (*c++ == '\0') {
+      Warn(knob, v, choices, first);
+      break;
+    }
+  }
+  return 0;
 }
 
-BindPolicy ParsePolicy(const char* v) {
-  if (v == nullptr || StrEq(v, "local")) return BindPolicy::kLocal;
-  if (StrEq(v, "preferred")) return BindPolicy::kPreferred;
-  if (StrEq(v, "bind")) return BindPolicy::kBind;
-  Warn("TCMALLOC_NUMA_POLICY", v, "local|preferred|bind", "local");
-  return BindPolicy::kLocal;
-}
-
-int ParseFakeNodes(const char* v) {
-  if (v == nullptr) return 0;
+// A number (a size such as "64M" if `size`) no larger than `max`, and 0 or at
+// least `min`; `fallback` when unset or not so.
+uint64_t Number(GetenvFn getenv_fn, const char* knob, bool size, uint64_t min,
+                uint64_t max, uint64_t fallback, const char* expected,
+                const char* fallback_name) {
+  const char* v = Get(getenv_fn, knob);
+  if (v == nullptr) return fallback;
   uint64_t n;
-  if (ParseUint(v, kMaxNodes, &n) && (n == 0 || n >= 2)) {
-    return static_cast<int>(n);
+  if ((size ? ParseSize(v, max, &n) : ParseUint(v, max, &n)) &&
+      (n == 0 || n >= min)) {
+    return n;
   }
-  Warn("TCMALLOC_NUMA_FAKE_NODES", v, "2..64, or 0 for none", "none");
-  return 0;
-}
-
-bool ParseStats(const char* v) {
-  if (v == nullptr || StrEq(v, "0")) return false;
-  if (StrEq(v, "1")) return true;
-  Warn("TCMALLOC_NUMA_STATS", v, "0|1", "0");
-  return false;
-}
-
-RemoteFree ParseRemoteFree(const char* v) {
-  if (v == nullptr || StrEq(v, "owner")) return RemoteFree::kOwner;
-  if (StrEq(v, "owner-lists")) return RemoteFree::kOwnerLists;
-  if (StrEq(v, "local")) return RemoteFree::kLocal;
-  Warn("TCMALLOC_NUMA_REMOTE_FREE", v, "owner|owner-lists|local", "owner");
-  return RemoteFree::kOwner;
-}
-
-Migration ParseMigration(const char* v) {
-  if (v == nullptr || StrEq(v, "flush")) return Migration::kFlush;
-  if (StrEq(v, "drain")) return Migration::kDrain;
-  Warn("TCMALLOC_NUMA_MIGRATION", v, "flush|drain", "flush");
-  return Migration::kFlush;
-}
-
-Balancing ParseBalancing(const char* v) {
-  if (v == nullptr || StrEq(v, "cooperate")) return Balancing::kCooperate;
-  if (StrEq(v, "ignore")) return Balancing::kIgnore;
-  Warn("TCMALLOC_NUMA_BALANCING", v, "cooperate|ignore", "cooperate");
-  return Balancing::kCooperate;
-}
-
-uint32_t ParseMaxStrandedMb(const char* v) {
-  if (v == nullptr) return kDefaultMaxStrandedMb;
-  uint64_t mb;
-  if (ParseUint(v, kMaxStrandedMbLimit, &mb)) return static_cast<uint32_t>(mb);
-  Warn("TCMALLOC_NUMA_MAX_STRANDED_MB", v, "0..1048576", "16");
-  return kDefaultMaxStrandedMb;
-}
-
-uint32_t ParseStrandedIdleMs(const char* v) {
-  if (v == nullptr) return kDefaultStrandedIdleMs;
-  uint64_t ms;
-  if (ParseUint(v, kStrandedIdleMsLimit, &ms)) return static_cast<uint32_t>(ms);
-  Warn("TCMALLOC_NUMA_STRANDED_IDLE_MS", v, "0..3600000", "100");
-  return kDefaultStrandedIdleMs;
-}
-
-// Blocks this large or more can be interleaved: smaller ones are small
-// objects, which stay with their node's lists.
-constexpr uint64_t kMinInterleaveAbove = uint64_t{256} << 10;
-
-uint64_t ParseInterleaveAbove(const char* v) {
-  if (v == nullptr) return 0;
-  uint64_t bytes;
-  if (ParseSize(v, uint64_t{1} << 50, &bytes) &&
-      (bytes == 0 || bytes >= kMinInterleaveAbove)) {
-    return bytes;
-  }
-  Warn("TCMALLOC_NUMA_INTERLEAVE_ABOVE", v, "a size of 256K or more, e.g. 64M",
-       "off");
-  return 0;
+  Warn(knob, v, expected, fallback_name);
+  return fallback;
 }
 
 }  // namespace
 
 Config ParseConfig(GetenvFn getenv_fn) {
-  Config c = kDefaultConfig;
-  if (getenv_fn == nullptr) return c;
-  c.mode = ParseMode(Get(getenv_fn, "TCMALLOC_NUMA"));
+  Config c;
+  c.mode = static_cast<Mode>(Choice(getenv_fn, "TCMALLOC_NUMA", "auto|0|1"));
   // Off is vanilla: no other knob is read, not even to warn about it.
-  if (c.mode == Mode::kOff) return c;
-  c.interleave_above =
-      ParseInterleaveAbove(Get(getenv_fn, "TCMALLOC_NUMA_INTERLEAVE_ABOVE"));
-  c.policy = ParsePolicy(Get(getenv_fn, "TCMALLOC_NUMA_POLICY"));
-  c.fake_nodes = ParseFakeNodes(Get(getenv_fn, "TCMALLOC_NUMA_FAKE_NODES"));
-  c.stats = ParseStats(Get(getenv_fn, "TCMALLOC_NUMA_STATS"));
-  c.remote_free = ParseRemoteFree(Get(getenv_fn, "TCMALLOC_NUMA_REMOTE_FREE"));
-  c.migration = ParseMigration(Get(getenv_fn, "TCMALLOC_NUMA_MIGRATION"));
-  c.balancing = ParseBalancing(Get(getenv_fn, "TCMALLOC_NUMA_BALANCING"));
-  c.max_stranded_mb =
-      ParseMaxStrandedMb(Get(getenv_fn, "TCMALLOC_NUMA_MAX_STRANDED_MB"));
-  c.stranded_idle_ms =
-      ParseStrandedIdleMs(Get(getenv_fn, "TCMALLOC_NUMA_STRANDED_IDLE_MS"));
+  if (c.mode == Mode::kOff) getenv_fn = nullptr;
+  // Smaller blocks are small objects, which stay with their node's lists.
+  c.interleave_above = Number(getenv_fn, "TCMALLOC_NUMA_INTERLEAVE_ABOVE", true,
+                              uint64_t{256} << 10, uint64_t{1} << 50, 0,
+                              "a size of 256K or more, e.g. 64M", "off");
+  c.policy = static_cast<BindPolicy>(
+      Choice(getenv_fn, "TCMALLOC_NUMA_POLICY", "local|preferred|bind"));
+  c.fake_nodes =
+      static_cast<int>(Number(getenv_fn, "TCMALLOC_NUMA_FAKE_NODES", false, 2,
+                              kMaxNodes, 0, "2..64, or 0 for none", "none"));
+  c.stats = Choice(getenv_fn, "TCMALLOC_NUMA_STATS", "0|1") == 1;
+  c.remote_free = static_cast<RemoteFree>(Choice(
+      getenv_fn, "TCMALLOC_NUMA_REMOTE_FREE", "owner|owner-lists|local"));
+  c.migration = static_cast<Migration>(
+      Choice(getenv_fn, "TCMALLOC_NUMA_MIGRATION", "flush|drain"));
+  c.balancing = static_cast<Balancing>(
+      Choice(getenv_fn, "TCMALLOC_NUMA_BALANCING", "cooperate|ignore"));
+  // What the other nodes may keep free while a node's heap grows: 16 MiB, at
+  // most 1 TiB.
+  c.max_stranded_mb = static_cast<uint32_t>(
+      Number(getenv_fn, "TCMALLOC_NUMA_MAX_STRANDED_MB", false, 0,
+             uint64_t{1} << 20, 16, "0..1048576", "16"));
+  // How long a node's threads take nothing from its heap before its free
+  // pages count as stranded (0: at every growth elsewhere); at most an hour.
+  c.stranded_idle_ms = static_cast<uint32_t>(
+      Number(getenv_fn, "TCMALLOC_NUMA_STRANDED_IDLE_MS", false, 0, 3600 * 1000,
+             100, "0..3600000", "100"));
   return c;
 }
 

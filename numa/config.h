@@ -71,26 +71,6 @@ struct Config {
   uint64_t interleave_above;
 };
 
-// Free memory the other nodes may keep while a node's heap grows.
-inline constexpr uint32_t kDefaultMaxStrandedMb = 16;
-inline constexpr uint32_t kMaxStrandedMbLimit = uint32_t{1} << 20;  // 1 TiB
-// A node's free pages count as stranded once its threads have taken nothing
-// from its heap for this long; 0: at every growth elsewhere.
-inline constexpr uint32_t kDefaultStrandedIdleMs = 100;
-inline constexpr uint32_t kStrandedIdleMsLimit = 3600 * 1000;  // an hour
-
-// The configuration when no knob is set.
-inline constexpr Config kDefaultConfig = {Mode::kAuto,
-                                          BindPolicy::kLocal,
-                                          0,
-                                          false,
-                                          RemoteFree::kOwner,
-                                          Migration::kFlush,
-                                          Balancing::kCooperate,
-                                          kDefaultMaxStrandedMb,
-                                          kDefaultStrandedIdleMs,
-                                          0};
-
 using GetenvFn = const char* (*)(const char*);
 
 // Reads the knobs through `getenv_fn` (null: none set). An unset or empty
