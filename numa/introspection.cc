@@ -10,6 +10,7 @@
 #include "numa/mempolicy.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
+#include "numa/parse.h"
 #include "numa/region.h"
 #include "numa/remote_free_log.h"
 #include "numa/reuse_witness.h"
@@ -20,8 +21,6 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-constexpr char kPrefix[] = "tcmalloc.numa.";
-constexpr char kNodePrefix[] = "node";
 constexpr double kMiB = 1048576.0;
 
 // Parses "<digits>." at *p; advances past the dot. No strtol: it may touch
@@ -257,38 +256,17 @@ size_t CentralOverheadBytes(unsigned cl) {
   return n;
 }
 
-// tcmalloc.numa.interleaved_{system,free}_bytes and placement_nodes.
-static bool GetPlacedProperty(const char* key, size_t* value) {
-  if (strcmp(key, "placement_nodes") == 0) {
-    *value = PopCount(PlacementNodes());
-    return true;
-  }
-  const bool system = strcmp(key, "interleaved_system_bytes") == 0;
-  if (!system && strcmp(key, "interleaved_free_bytes") != 0) return false;
-  PageHeap::Stats stats;
-  if (!PlacedStats(kInterleavedRegion, &stats)) stats = PageHeap::Stats();
-  *value = system ? stats.system_bytes
-                  : stats.free_bytes + PlacedListBytes(kInterleavedRegion);
-  return true;
-}
-
-// tcmalloc.numa.node<N>.named_{system,free}_bytes, for a kernel id N that
-// placement may use.
-static bool GetNamedProperty(int kernel_id, const char* field, size_t* value) {
-  const bool system = strcmp(field, "named_system_bytes") == 0;
-  if (!system && strcmp(field, "named_free_bytes") != 0) return false;
-  if (!HasNode(PlacementNodes(), kernel_id)) return false;
-  const int region = NamedRegion(kernel_id);
+// A placed region's system bytes, or its free bytes (pages and lists).
+static size_t PlacedBytes(int region, bool system) {
   PageHeap::Stats stats;
   if (!PlacedStats(region, &stats)) stats = PageHeap::Stats();
-  *value =
-      system ? stats.system_bytes : stats.free_bytes + PlacedListBytes(region);
-  return true;
+  return system ? stats.system_bytes
+                : stats.free_bytes + PlacedListBytes(region);
 }
 
 bool GetNumaProperty(const char* name, size_t* value) {
-  if (strncmp(name, kPrefix, sizeof(kPrefix) - 1) != 0) return false;
-  const char* key = name + sizeof(kPrefix) - 1;
+  const char* key = AfterPrefix(name, "tcmalloc.numa.");
+  if (key == nullptr) return false;
 
   for (const ScalarProperty& p : kScalars) {
     if (strcmp(key, p.name) == 0) {
@@ -308,15 +286,26 @@ bool GetNumaProperty(const char* name, size_t* value) {
       return true;
     }
   }
-  if (GetPlacedProperty(key, value)) return true;
+  if (strcmp(key, "placement_nodes") == 0) {
+    *value = PopCount(PlacementNodes());
+    return true;
+  }
+  bool system = strcmp(key, "interleaved_system_bytes") == 0;
+  if (system || strcmp(key, "interleaved_free_bytes") == 0) {
+    *value = PlacedBytes(kInterleavedRegion, system);
+    return true;
+  }
 
-  if (strncmp(key, kNodePrefix, sizeof(kNodePrefix) - 1) != 0) return false;
-  const char* field = key + sizeof(kNodePrefix) - 1;
+  const char* field = AfterPrefix(key, "node");
   int node_id;
   PageHeap::Stats stats;
-  if (!ParseNodeNumber(&field, &node_id)) return false;
-  if (strncmp(field, "named_", 6) == 0) {
-    return GetNamedProperty(node_id, field, value);
+  if (field == nullptr || !ParseNodeNumber(&field, &node_id)) return false;
+  system = strcmp(field, "named_system_bytes") == 0;
+  if (system || strcmp(field, "named_free_bytes") == 0) {
+    // For a kernel id N that placement may use.
+    if (!HasNode(PlacementNodes(), node_id)) return false;
+    *value = PlacedBytes(NamedRegion(node_id), system);
+    return true;
   }
   const int node = NodeOfKernelId(node_id);  // properties name kernel ids
   if (!NodeStats(node, &stats)) return false;
