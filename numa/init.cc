@@ -58,11 +58,6 @@ int NumberNodes(const Topology& t, State* s) {
   return cpu_nodes;
 }
 
-// The region code's binder (ReserveRegions).
-bool BindToNode(void* start, size_t len, int node) {
-  return BindRange(start, len, node);
-}
-
 // Turns the layer on over the finished topology, unless the address regions
 // cannot be reserved (then it stays off: vanilla).
 void Activate() {
@@ -80,7 +75,7 @@ void Activate() {
     }
   }
   s.active = true;  // ReserveRegions binds through BindRange
-  if (!ReserveRegions(s.num_nodes, s.kernel_id, BindToNode)) {
+  if (!ReserveRegions(s.num_nodes, s.kernel_id, BindRange)) {
     s.active = false;
     s.num_nodes = 0;
     ClearTopology(&s.topo);

@@ -17,8 +17,7 @@ internal::SmallObjects internal::g_small_objects = {1, false, false, false, 1};
 
 namespace {
 
-// The event counters, a row per CPU node, each row written by its node's
-// threads (numa/node_pages.h); a counter's value is the sum of the rows.
+// A CPU node's row of the event counters (numa/counters.h).
 struct CounterRow {
   uint64_t by_kind[static_cast<int>(Counter::kNumCounters)];
 };
@@ -51,11 +50,7 @@ int NodeOfKernelId(int kernel_id) {
 
 int CurrentNode() {
   if (!g_state.active) return 0;
-  return NodeOfCpu(CurrentCpu());
-}
-
-int NodeOfCpu(int cpu) {
-  if (!g_state.active) return 0;
+  const int cpu = CurrentCpu();
   if (cpu < 0 || cpu >= kMaxCpus) return g_state.default_node;
   return g_state.cpu_node[cpu];
 }

@@ -70,9 +70,6 @@ NUMA_TCMALLOC_HIDDEN int NodeOfKernelId(int kernel_id);
 // kernel node, the nearest node with memory). 0 when off.
 NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
-// The node that serves CPU `cpu` (CurrentNode's table). 0 when off.
-NUMA_TCMALLOC_HIDDEN int NodeOfCpu(int cpu);
-
 // The nodes `node` borrows `what` from when it cannot serve a request,
 // nearest first (LenderOrder in numa/policy.h); returns how many.
 NUMA_TCMALLOC_HIDDEN int LendersOf(int node, Borrowed what, int out[kMaxNodes]);
