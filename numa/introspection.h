@@ -15,27 +15,9 @@ class TCMalloc_Printer;
 namespace tcmalloc {
 namespace numa {
 
-// Answers the "tcmalloc.numa.*" numeric properties; false for any other name
-// and for nodes the process cannot use. <N> is the kernel's node id; a node
-// that has not allocated yet reads 0:
-//   tcmalloc.numa.active, tcmalloc.numa.num_nodes,
-//   tcmalloc.numa.cpu_nodes (old name: list_nodes),
-//   tcmalloc.numa.mbind_calls, tcmalloc.numa.mbind_failures,
-//   tcmalloc.numa.remote_free_objects, tcmalloc.numa.thread_migrations,
-//   tcmalloc.numa.migration_flushed_objects, tcmalloc.numa.rerouted_objects,
-//   tcmalloc.numa.node<N>.pageheap_{system,free,unmapped}_bytes,
-//   tcmalloc.numa.node<N>.central_cache_free_bytes,
-//   tcmalloc.numa.region_failures, tcmalloc.numa.released_for_reuse,
-//   tcmalloc.numa.witnessed_returns,
-//   tcmalloc.numa.refused_{get_mempolicy,mbind,set_mempolicy_home_node,
-//   move_pages} (the errno the kernel refused the call with, 0 if it did
-//   not: answered by any process),
-//   tcmalloc.numa.node<N>.region_{begin,end} (the address window the node
-//   owns), tcmalloc.numa.node<N>.region_{reserved,committed}_bytes,
-//   and of memory the program placed (numa/placed.h), answered by any
-//   process: tcmalloc.numa.placement_nodes,
-//   tcmalloc.numa.node<N>.named_{system,free}_bytes,
-//   tcmalloc.numa.interleaved_{system,free}_bytes.
+// Answers the "tcmalloc.numa.*" numeric properties (docs/stats.md lists
+// them); false for any other name and for nodes the process cannot use. <N>
+// in a name is the kernel's node id; a node that has not allocated yet reads 0.
 NUMA_TCMALLOC_HIDDEN bool GetNumaProperty(const char* name, size_t* value);
 
 // What introspection reads of placed memory's lists, registered by their

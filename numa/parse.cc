@@ -67,15 +67,16 @@ bool IsSeparator(int c) {
   return c == ',' || c == ' ' || c == '\t' || c == '\n';
 }
 
-// Reads a decimal number of at most 32 bits; the first byte must be a digit.
-bool ReadNumber(ByteStream* in, uint32_t* out) {
+// Reads a decimal number no larger than `max`; the first byte must be a digit.
+bool ReadNumber(ByteStream* in, uint64_t max, uint64_t* out) {
   if (!IsDigit(in->Peek())) return false;
   uint64_t v = 0;
   while (IsDigit(in->Peek())) {
-    v = v * 10 + (in->Next() - '0');
-    if (v > 0xffffffffu) return false;
+    const uint64_t digit = static_cast<uint64_t>(in->Next() - '0');
+    if (v > max / 10 || digit > max - v * 10) return false;
+    v = v * 10 + digit;
   }
-  *out = static_cast<uint32_t>(v);
+  *out = v;
   return true;
 }
 
@@ -96,20 +97,10 @@ bool AddToMask(void* ctx, uint32_t lo, uint32_t hi) {
   return true;
 }
 
-// The decimal digits at *s, no larger than `max`; *s moves past them. False
-// if there are none or they exceed `max`.
-bool ParseDigits(const char** s, uint64_t max, uint64_t* out) {
-  const char* p = *s;
-  if (p == nullptr || !IsDigit(*p)) return false;
-  uint64_t v = 0;
-  for (; IsDigit(*p); ++p) {
-    const uint64_t digit = static_cast<uint64_t>(*p - '0');
-    if (v > max / 10 || digit > max - v * 10) return false;
-    v = v * 10 + digit;
-  }
-  *s = p;
-  *out = v;
-  return true;
+size_t Length(const char* s) {
+  size_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
 }
 
 }  // namespace
@@ -118,17 +109,19 @@ bool ParseRanges(ByteStream* in, RangeFn fn, void* ctx) {
   for (;;) {
     while (IsSeparator(in->Peek())) in->Next();
     if (in->Peek() < 0) return in->ok();
-    uint32_t lo, hi;
-    if (!ReadNumber(in, &lo)) return false;
+    uint64_t lo, hi;
+    if (!ReadNumber(in, 0xffffffffu, &lo)) return false;
     hi = lo;
     if (in->Peek() == '-') {
       in->Next();
-      if (!ReadNumber(in, &hi) || hi < lo) return false;
+      if (!ReadNumber(in, 0xffffffffu, &hi) || hi < lo) return false;
     }
     // An element must end at a separator or at the end of the input.
     int c = in->Peek();
     if (c >= 0 && !IsSeparator(c)) return false;
-    if (!fn(ctx, lo, hi)) return false;
+    if (!fn(ctx, static_cast<uint32_t>(lo), static_cast<uint32_t>(hi))) {
+      return false;
+    }
   }
 }
 
@@ -155,56 +148,36 @@ bool ParseMemTotal(ByteStream* in, uint64_t* kb) {
     }
   }
   while (in->Peek() == ' ' || in->Peek() == '\t') in->Next();
-  if (!IsDigit(in->Peek())) return false;
-  uint64_t v = 0;
-  while (IsDigit(in->Peek())) {
-    if (v > (~uint64_t{0} - 9) / 10) return false;
-    v = v * 10 + (in->Next() - '0');
-  }
-  *kb = v;
-  return in->ok();
+  return ReadNumber(in, ~uint64_t{0}, kb) && in->ok();
 }
 
 bool ParseUint(const char* s, uint64_t max, uint64_t* out) {
+  ByteStream in(s, Length(s));
   uint64_t v;
-  if (!ParseDigits(&s, max, &v) || *s != '\0') return false;
+  if (!ReadNumber(&in, max, &v) || in.Peek() >= 0) return false;
   *out = v;
   return true;
 }
 
 bool ParseSize(const char* s, uint64_t max, uint64_t* out) {
+  ByteStream in(s, Length(s));
   uint64_t n;
-  if (!ParseDigits(&s, max, &n)) return false;
+  if (!ReadNumber(&in, max, &n)) return false;
+  static constexpr char kUnits[] = "kmgt";  // binary multiples, either case
   int shift = 0;
-  switch (*s) {
-    case 'k':
-    case 'K':
-      shift = 10;
-      break;
-    case 'm':
-    case 'M':
-      shift = 20;
-      break;
-    case 'g':
-    case 'G':
-      shift = 30;
-      break;
-    case 't':
-    case 'T':
-      shift = 40;
-      break;
-    default:
-      break;
+  for (int i = 0; i < 4; ++i) {
+    if ((in.Peek() | 0x20) == kUnits[i]) shift = 10 * (i + 1);
   }
   if (shift != 0) {
-    ++s;
-    if (*s == 'i' && s[1] == 'B') {
-      s += 2;
-    } else if (*s == 'B') {
-      ++s;
+    in.Next();
+    if (in.Peek() == 'i') {
+      in.Next();
+      if (in.Next() != 'B') return false;
+    } else if (in.Peek() == 'B') {
+      in.Next();
     }
   }
-  if (*s != '\0' || n > (max >> shift)) return false;
+  if (in.Peek() >= 0 || n > (max >> shift)) return false;
   *out = n << shift;
   return true;
 }
