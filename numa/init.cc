@@ -1,7 +1,5 @@
 // Init: reads the knobs and the topology once and decides the layer's state
 // (numa/state.h); after that every numa.h call is a few loads.
-#include "numa/init.h"
-
 #include <errno.h>
 #include <linux/mempolicy.h>
 #include <string.h>

@@ -17,7 +17,7 @@ internal::SmallObjects internal::g_small_objects = {1, false, false, false, 1};
 
 namespace {
 
-// A CPU node's row of the event counters (numa/counters.h).
+// A CPU node's row of the event counters (Counter).
 struct CounterRow {
   uint64_t by_kind[static_cast<int>(Counter::kNumCounters)];
 };

@@ -97,10 +97,20 @@ bool AddToMask(void* ctx, uint32_t lo, uint32_t hi) {
   return true;
 }
 
-size_t Length(const char* s) {
-  size_t n = 0;
-  while (s[n] != '\0') ++n;
-  return n;
+// The decimal digits at *s, no larger than `max`; *s moves past them. False
+// if there are none or they exceed `max`.
+bool ParseDigits(const char** s, uint64_t max, uint64_t* out) {
+  const char* p = *s;
+  if (p == nullptr || !IsDigit(*p)) return false;
+  uint64_t v = 0;
+  for (; IsDigit(*p); ++p) {
+    const uint64_t digit = static_cast<uint64_t>(*p - '0');
+    if (v > max / 10 || digit > max - v * 10) return false;
+    v = v * 10 + digit;
+  }
+  *s = p;
+  *out = v;
+  return true;
 }
 
 }  // namespace
@@ -152,32 +162,29 @@ bool ParseMemTotal(ByteStream* in, uint64_t* kb) {
 }
 
 bool ParseUint(const char* s, uint64_t max, uint64_t* out) {
-  ByteStream in(s, Length(s));
   uint64_t v;
-  if (!ReadNumber(&in, max, &v) || in.Peek() >= 0) return false;
+  if (!ParseDigits(&s, max, &v) || *s != '\0') return false;
   *out = v;
   return true;
 }
 
 bool ParseSize(const char* s, uint64_t max, uint64_t* out) {
-  ByteStream in(s, Length(s));
   uint64_t n;
-  if (!ReadNumber(&in, max, &n)) return false;
+  if (!ParseDigits(&s, max, &n)) return false;
   static constexpr char kUnits[] = "kmgt";  // binary multiples, either case
   int shift = 0;
   for (int i = 0; i < 4; ++i) {
-    if ((in.Peek() | 0x20) == kUnits[i]) shift = 10 * (i + 1);
+    if ((*s | 0x20) == kUnits[i]) shift = 10 * (i + 1);
   }
   if (shift != 0) {
-    in.Next();
-    if (in.Peek() == 'i') {
-      in.Next();
-      if (in.Next() != 'B') return false;
-    } else if (in.Peek() == 'B') {
-      in.Next();
+    ++s;
+    if (*s == 'i' && s[1] == 'B') {
+      s += 2;
+    } else if (*s == 'B') {
+      ++s;
     }
   }
-  if (in.Peek() >= 0 || n > (max >> shift)) return false;
+  if (*s != '\0' || n > (max >> shift)) return false;
   *out = n << shift;
   return true;
 }

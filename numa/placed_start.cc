@@ -3,7 +3,6 @@
 #include <errno.h>
 
 #include "numa/bind.h"
-#include "numa/init.h"
 #include "numa/leaf_lock.h"
 #include "numa/mempolicy.h"
 #include "numa/numa.h"

@@ -1,7 +1,6 @@
 #include "tests/numa/layer_testing.h"
 
 #include "numa/bind.h"
-#include "numa/init.h"
 #include "numa/region.h"
 #include "numa/state.h"
 
