@@ -144,20 +144,6 @@ bool ReadTaskPolicy(KernelView* view) {
   return true;
 }
 
-// The cgroup's CPUs into *cpus; false if the layer must stay off (a
-// malformed file: said on stderr). *bound is set when a file was found.
-bool ReadCpuBound(const char* proc_root, CpuMask* cpus, bool* bound,
-                  Line* where) {
-  const FileRead r = ReadCgroupCpus(proc_root, cpus, where);
-  *bound = r == FileRead::kFound;
-  if (r != FileRead::kMalformed) return true;
-  Line()
-      .Add("tcmalloc: NUMA layer off: cannot parse ")
-      .Add(where->c_str())
-      .WriteToStderr();
-  return false;
-}
-
 // What the kernel refuses of what the layer would call, from a real
 // kernel's answers or a test's. A refused mbind costs the layer its bindings:
 // memory-only nodes (nobody there writes them first) are left out, and
@@ -277,10 +263,17 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
 
   // Only a cgroup's cpuset bounds where every thread may run.
   CpuMask cpus;
-  bool cpu_bound;
   Line where;
-  if (!ReadCpuBound(view.proc_root, &cpus, &cpu_bound, &where)) return;
-  if (!ReadSysfsTopology(root, allowed, &s.topo, cpu_bound ? &cpus : nullptr)) {
+  const FileRead cpus_read = ReadCgroupCpus(view.proc_root, &cpus, &where);
+  if (cpus_read == FileRead::kMalformed) {
+    Line()
+        .Add("tcmalloc: NUMA layer off: cannot parse ")
+        .Add(where.c_str())
+        .WriteToStderr();
+    return;
+  }
+  if (!ReadSysfsTopology(root, allowed, &s.topo,
+                         cpus_read == FileRead::kFound ? &cpus : nullptr)) {
     ClearTopology(&s.topo);
     return;
   }

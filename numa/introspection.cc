@@ -357,15 +357,14 @@ static void DumpPlacedStats(TCMalloc_Printer* out) {
 }
 
 void DumpNumaStats(TCMalloc_Printer* out) {
+  if (!Active() && !PlacementStarted()) return;
+  out->printf("------------------------------------------------\n");
   if (!Active()) {
-    if (!PlacementStarted()) return;
-    out->printf("------------------------------------------------\n");
     out->printf("NUMA: layer inactive; memory placed by the program:\n");
     DumpRefusals(out);
     DumpPlacedStats(out);
     return;
   }
-  out->printf("------------------------------------------------\n");
   out->printf(
       "NUMA: %d nodes; policy %s%s; %llu mbind calls, %llu failed; "
       "%llu region failures; %llu large blocks released for reuse\n",

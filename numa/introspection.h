@@ -21,7 +21,7 @@ namespace numa {
 NUMA_TCMALLOC_HIDDEN bool GetNumaProperty(const char* name, size_t* value);
 
 // What introspection reads of placed memory's lists, registered by their
-// glue (numa/placed.h) once placement starts; it comes later in the series.
+// glue (numa/placed.h) once placement starts.
 struct PlacedMemoryReader {
   size_t (*central_length)(unsigned cl);   // in caches and central lists
   size_t (*transfer_length)(unsigned cl);  // in transfer caches
@@ -31,16 +31,13 @@ struct PlacedMemoryReader {
 NUMA_TCMALLOC_HIDDEN void SetPlacedMemoryReader(
     const PlacedMemoryReader* reader);
 
-// Free objects of size class cl in the central lists (CentralLength), in
-// their transfer-cache slots (TransferLength), and the central lists' internal
-// fragmentation in bytes, summed over the CPU nodes and placed memory's
-// lists. GetStats and GetFreeListSizes keep reporting these totals, as in
-// vanilla. Class 0, which is no size class, has no list: its "overhead" is
-// the bytes of remote frees handed to their owner and not yet linked in
-// (SetHandedOverBytesReader). They are not sorted by class, and there they
-// join the central lists' total in the stats (ExtractStats adds class 0's
-// figures too) without a line of upstream's; the class table skips class
-// 0, which has no objects.
+// Free objects of size class cl in the central lists (CentralLength) and
+// transfer-cache slots (TransferLength), and the lists' internal
+// fragmentation in bytes, summed over the CPU nodes and placed memory's lists:
+// the totals GetStats and GetFreeListSizes report, as in vanilla. Class 0 (no
+// size class, no list) has as "overhead" the bytes of remote frees handed to
+// their owner and not yet linked in (SetHandedOverBytesReader); ExtractStats
+// adds them to the central lists' total, and the class table skips class 0.
 NUMA_TCMALLOC_HIDDEN size_t CentralLength(unsigned cl);
 NUMA_TCMALLOC_HIDDEN size_t TransferLength(unsigned cl);
 NUMA_TCMALLOC_HIDDEN size_t CentralOverheadBytes(unsigned cl);
