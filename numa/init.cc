@@ -186,21 +186,6 @@ void RecordTaskPolicy(const KernelView& view, BindPolicy policy) {
   if (err == EPERM) s.refused.home_node = err;
 }
 
-// Whether the heaps look for pages the kernel's NUMA balancing moved: only
-// where it can move ours (nodes left to first touch; bound memory stays on
-// its node) and move_pages can see where they went.
-void DecideCooperation(Balancing knob) {
-  State& s = g_state;
-  s.balancing = Cooperation::kNone;
-  if (!s.kernel_balances || s.policy != BindPolicy::kLocal ||
-      s.first_touch_nodes == 0) {
-    return;
-  }
-  s.balancing = knob == Balancing::kIgnore || s.refused.move_pages != 0
-                    ? Cooperation::kUnchecked
-                    : Cooperation::kCooperating;
-}
-
 // A fresh metadata mapping (numa/sparse_memory.h) bound as
 // DecideMetadataBinding says: still placed by its first writer, and no
 // longer moved by the kernel's NUMA balancing.
@@ -210,16 +195,26 @@ void KeepMetadataInPlace(void* start, size_t len) {
   ApplyBinding(start, len, b, &caps, &g_state.metadata_counters);
 }
 
-// Whether the metadata's first-touch placement is kept from the kernel's NUMA
-// balancing. The heaps' objects are the program's data, which balancing may
-// move toward the node that uses them (CooperatesWithBalancing); the
-// allocator's metadata (log blocks, inboxes, central lists, the class cache)
-// is placed where its node's threads use it, and balancing moved it toward
-// the other nodes that also touch it: xmalloc-test's owners read their log
-// blocks remotely once the kernel had moved them to the releasers' node.
-// Not under TCMALLOC_NUMA_BALANCING=ignore, nor where mbind is refused.
-void DecideMetadataPlacement(Balancing knob) {
+// What the layer does about the kernel's NUMA balancing. The heaps look for
+// pages it moved only where it can move ours (nodes left to first touch;
+// bound memory stays on its node) and move_pages can see where they went.
+// The heaps' objects are the program's data, which balancing may move toward
+// the node that uses them; the allocator's metadata (log blocks, inboxes,
+// central lists, the class cache) is placed where its node's threads use it,
+// and balancing moved it toward the other nodes that also touch it:
+// xmalloc-test's owners read their log blocks remotely once the kernel had
+// moved them to the releasers' node. So the metadata is bound where first
+// written, but not under TCMALLOC_NUMA_BALANCING=ignore, nor where mbind is
+// refused.
+void DecideBalancing(Balancing knob) {
   State& s = g_state;
+  s.balancing = Cooperation::kNone;
+  if (s.kernel_balances && s.policy == BindPolicy::kLocal &&
+      s.first_touch_nodes != 0) {
+    s.balancing = knob == Balancing::kIgnore || s.refused.move_pages != 0
+                      ? Cooperation::kUnchecked
+                      : Cooperation::kCooperating;
+  }
   s.metadata_stays_put = s.kernel_balances && s.refused.mbind == 0 &&
                          knob != Balancing::kIgnore &&
                          DecideMetadataBinding(s.task, s.topo.usable).apply;
@@ -310,8 +305,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
     path.Add(view.proc_root).Add(kKernelBalancingPath);
     s.kernel_balances = path.ok() && KernelBalancesPages(path.c_str());
   }
-  DecideCooperation(config.balancing);
-  DecideMetadataPlacement(config.balancing);
+  DecideBalancing(config.balancing);
 }
 
 uint64_t DiscoverPlacementNodes() {
