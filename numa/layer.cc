@@ -7,7 +7,6 @@
 //
 // Inside the gperftools tree this file lives at src/numa/layer.cc.
 #include "numa/balancing.cc"
-#include "numa/bind.cc"
 #include "numa/byte_stream.cc"
 #include "numa/config.cc"
 #include "numa/cpuset.cc"

@@ -2,7 +2,6 @@
 // itself (numa/placed.h) may use, decided once, at the first placement call.
 #include <errno.h>
 
-#include "numa/bind.h"
 #include "numa/init.h"
 #include "numa/leaf_lock.h"
 #include "numa/line.h"

@@ -1,7 +1,7 @@
 #include "tests/numa/layer_testing.h"
 
-#include "numa/bind.h"
 #include "numa/init.h"
+#include "numa/mempolicy.h"
 #include "numa/region.h"
 #include "numa/state.h"
 
