@@ -42,32 +42,32 @@ long SetHomeNode(void* start, size_t len, int node) {
 #endif
 }
 
+// get_mempolicy(2) into *mode (if given) and mask[kMaskLongs]; false, with
+// *err (if given) its errno, if the kernel refused.
+bool GetMempolicy(int* mode, unsigned long* mask, int flags, int* err) {
+  constexpr size_t kMaskBytes = kMaskLongs * sizeof(unsigned long);
+  memset(mask, 0, kMaskBytes);
+  // maxnode is one more than the bits provided: the kernel copies maxnode - 1.
+  const long r =
+      RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(mode),
+                 reinterpret_cast<long>(mask), 8 * kMaskBytes + 1, 0, flags);
+  if (r != 0 && err != nullptr) *err = static_cast<int>(-r);
+  return r == 0;
+}
+
 }  // namespace
 
 bool QueryAllowedMems(uint64_t* allowed, int* err) {
   unsigned long mask[kMaskLongs];
-  memset(mask, 0, sizeof(mask));
-  // maxnode is one more than the bits provided: the kernel copies maxnode - 1.
-  long r = RawSyscall(SYS_get_mempolicy, 0, reinterpret_cast<long>(mask),
-                      8 * sizeof(mask) + 1, 0, MPOL_F_MEMS_ALLOWED);
-  if (r != 0) {
-    if (err != nullptr) *err = static_cast<int>(-r);
-    return false;
-  }
+  if (!GetMempolicy(nullptr, mask, MPOL_F_MEMS_ALLOWED, err)) return false;
   *allowed = Low64(mask);
   return true;
 }
 
 bool QueryTaskPolicy(int* mode, uint64_t* nodes, int* err) {
   unsigned long mask[kMaskLongs];
-  memset(mask, 0, sizeof(mask));
   int m = -1;
-  long r = RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(&m),
-                      reinterpret_cast<long>(mask), 8 * sizeof(mask) + 1, 0, 0);
-  if (r != 0) {
-    if (err != nullptr) *err = static_cast<int>(-r);
-    return false;
-  }
+  if (!GetMempolicy(&m, mask, 0, err)) return false;
   bool no_nodes = true;
   for (unsigned long word : mask) no_nodes = no_nodes && word == 0;
   *mode = NormalizeTaskMode(m & ~MPOL_MODE_FLAGS, no_nodes);

@@ -25,23 +25,19 @@ enum class Borrowed : uint8_t {
   kObjects,
 };
 
-// The nodes to borrow `what` from: `fallback` (the node's fallback order,
-// nearest first, `len` entries), for kObjects only the nodes below
-// `cpu_nodes` (the nodes with small-object lists). Returns how many it wrote.
+// The nodes to borrow `what` from, in `fallback` order (`len` entries), for
+// kObjects only those below `cpu_nodes`. Returns how many it wrote.
 int LenderOrder(Borrowed what, const uint8_t* fallback, int len, int cpu_nodes,
                 int out[kMaxNodes]);
 
-// Before `node`'s resident memory grows (its heap grows, or recommits
-// released pages): how many pages the other nodes must release together so
-// that they keep at most `bound_bytes` of free, unreleased pages
-// (TCMALLOC_NUMA_MAX_STRANDED_MB). free_bytes[i] is node i's, for i below
-// `nodes`. 0 when they are within the bound.
+// Before `node`'s resident memory grows: how many pages the other nodes must
+// release together so that they keep at most `bound_bytes` of free pages
+// (TCMALLOC_NUMA_MAX_STRANDED_MB); free_bytes[i] is node i's.
 uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
                          uint64_t bound_bytes, int page_shift);
 
-// Free pages of the other nodes beyond this line are released by those
-// nodes' own threads at their next refill, when the growing node asks
-// (numa/node_chores.h), up to kMaxAskedBytes beyond the bound.
+// Free pages of the other nodes beyond this line are released by their own
+// threads when a growing node asks (numa/node_chores.h).
 inline uint64_t OwnReleaseLine(uint64_t bound_bytes) { return bound_bytes / 2; }
 
 // How much a growing node may ask of the other CPU nodes' own threads
@@ -49,17 +45,15 @@ inline uint64_t OwnReleaseLine(uint64_t bound_bytes) { return bound_bytes / 2; }
 // memory lags the bound by at most this, for at most one growth.
 inline constexpr uint64_t kMaxAskedBytes = uint64_t{16} << 20;
 
-// Which of the other nodes release `pages` of their free pages together, and
-// how many each (out[i]; 0 for `node` itself): nearest node index first, each
-// at most what it holds free (free_bytes[i], rounded up to a page).
+// How many of `pages` each other node releases (out[i]; 0 for `node`):
+// lowest index first, each at most what it holds free.
 void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
                  uint64_t pages, int page_shift, uint64_t out[]);
 
-// Before `node`'s heap grows by `growth_pages`: how many pages of released
-// address space each other node gives back to its region (out[i]; 0 for
-// `node` itself), nearest node index first, until the growth is covered; a
-// node gives at most what it holds released (released_pages[i]). So the heap's
-// size follows what the process uses, not the sum of every node's peak.
+// Before `node`'s heap grows by `growth_pages`: how many released pages each
+// other node gives back to its region (out[i]; 0 for `node`), lowest index
+// first, each at most what it holds released, so that the heap's size follows
+// what the process uses, not the sum of every node's peak.
 void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
                     uint64_t growth_pages, uint64_t out[]);
 
@@ -81,23 +75,17 @@ enum class MovedSpan : uint8_t {
 MovedSpan DecideMovedSpan(int pages_elsewhere, bool released_before);
 
 // Where move_pages is refused (container seccomp profiles), what the heap
-// noted when it handed a block out (numa/reuse_witness.h) and the fault
-// counters stand in: pages present then lay on its node, so only the pages
-// it gained while out, brought in by faults, are in question.
+// noted when it handed a block out and the fault counters stand in: only
+// the pages it gained while out, brought in by faults, are in question.
 struct ReuseWitness {
   uint64_t block_pages;
   uint64_t gained_pages;      // present now, absent when handed out
   uint64_t allocator_faults;  // page faults of the thread that took it, since
   uint64_t other_faults;      // page faults of every other thread, since
-  // The most pages one fault brings in: a huge page's under transparent
-  // huge pages `always`, else 1.
-  uint64_t pages_per_fault;
-  // The thread that took the block ran on the block's node then, and still
-  // does (or last did) now.
+  uint64_t pages_per_fault;   // a huge page's under THP `always`, else 1
+  // The taker ran on the block's node then, and still does (or last did).
   bool allocator_on_node;
-  // The block was released at its previous return (ReleasedSpans): it was
-  // empty when taken, and its taker faulted it in.
-  bool released_before;
+  bool released_before;  // at its previous return: it came back empty
 };
 // True when the block must be released (TooManyPagesElsewhere's
 // counterpart). Kept:
@@ -140,8 +128,7 @@ inline constexpr size_t kMinReuseCheckBytes = kHugePageBytes;
 // kMaxNodes: placed memory's) gets none; the cache in front of it batches.
 int TransferCacheShare(int cap, int nodes, int node);
 
-// What a thread cache does when a slow path finds its thread on `new_node`
-// after serving `old_node`.
+// What a thread cache does when its thread moved from `old_node`.
 enum class OnMigration : uint8_t {
   kStay,            // same node: nothing
   kSwitch,          // allocate from, and refill from, the new node's lists
