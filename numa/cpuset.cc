@@ -84,8 +84,8 @@ bool FindCgroup2Mount(const char* root, char* mount_root, char* mount_point) {
   return false;
 }
 
-// The process's cgroup v2 directory into *dir, and in *mount_len how much
-// of it is the mount point (the walk up stops there).
+// The process's cgroup v2 directory into *dir; its first *mount_len bytes
+// are the mount point, where the walk up stops.
 FileRead FindCgroupDir(const char* root, Line* dir, size_t* mount_len) {
   char mount_root[kLineBytes];
   char mount_point[kLineBytes];

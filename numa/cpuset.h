@@ -1,17 +1,12 @@
-// What the process may use, read from the files the kernel shows it: the
-// memory nodes of its cpuset (/proc/self/status, Mems_allowed_list) and its
-// cgroup v2 cpuset (cpuset.cpus.effective, cpuset.mems.effective).
-//
-// Why files: a default Docker or Kubernetes seccomp profile refuses
-// get_mempolicy (docs/tuning.md, "Containers"), and only a cpuset bounds
-// where every thread of the process may ever run: a thread's affinity does
-// not (another thread may widen its own), so CPUs are narrowed by the cgroup
-// file alone.
+// What the process may use, read from files: the memory nodes of its cpuset
+// (/proc/self/status) and its cgroup v2 cpuset (cpuset.cpus.effective,
+// cpuset.mems.effective). Files, because a container's default seccomp
+// profile refuses get_mempolicy (docs/tuning.md, "Containers"), and because
+// only a cpuset bounds where every thread may ever run (another thread may
+// widen its own affinity).
 //
 // Malloc-free (ByteStream, Line): Init runs inside malloc. Every path is
 // taken under `root`, "" on a real system; the unit tests pass a fake tree.
-//
-// Inside the gperftools tree this file lives at src/numa/cpuset.h.
 #ifndef NUMA_TCMALLOC_NUMA_CPUSET_H_
 #define NUMA_TCMALLOC_NUMA_CPUSET_H_
 
@@ -37,16 +32,14 @@ struct CpuMask {
   }
 };
 
-// Mems_allowed_list of root/proc/self/status: the nodes the kernel lets the
-// process allocate from, what get_mempolicy(MPOL_F_MEMS_ALLOWED) returns.
-// *where names the file read.
+// Mems_allowed_list of root/proc/self/status, what
+// get_mempolicy(MPOL_F_MEMS_ALLOWED) returns. *where names the file read.
 FileRead ReadStatusMems(const char* root, uint64_t* mems, Line* where);
 
 // cpuset.cpus.effective and cpuset.mems.effective of the process's cgroup
-// v2 directory, or of its nearest ancestor that has the file (the cpuset
-// controller may be enabled higher up), found from root/proc/self/cgroup
-// ("0::/path") and the cgroup2 mount of root/proc/self/mountinfo. kMissing
-// when there is no cgroup2 mount, the cgroup lies outside it, or no
+// v2 directory, or of its nearest ancestor that has the file, found from
+// root/proc/self/cgroup and the cgroup2 mount of root/proc/self/mountinfo.
+// kMissing when there is no cgroup2 mount, the cgroup lies outside it, or no
 // directory up to the mount has the file. *where names the file read.
 FileRead ReadCgroupCpus(const char* root, CpuMask* cpus, Line* where);
 FileRead ReadCgroupMems(const char* root, uint64_t* mems, Line* where);

@@ -1,5 +1,4 @@
-// The machine's NUMA topology from sysfs, or a fake one, and what follows
-// from it: each CPU's node and each node's fallback order (numa/topology.h).
+// The NUMA topology from sysfs, or a fake one (numa/topology.h).
 #include "numa/topology.h"
 
 #include <string.h>
@@ -12,17 +11,21 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-// Parses the node list in file `root`/`name` into *mask.
+// Parses the node list in file `root`/`name` into *mask. With `missing`, a
+// file that cannot be opened sets *missing instead of failing.
 bool ReadMaskFile(const char* root, const char* name, uint64_t* mask,
-                  int* beyond) {
+                  int* beyond, bool* missing = nullptr) {
   Line p;
   p.Add(root).Add("/").Add(name);
   if (!p.ok()) return false;
   ByteStream in(p.c_str());
+  if (!in.ok() && missing != nullptr) {
+    *missing = true;
+    return true;
+  }
   return in.ok() && ParseNodeMask(&in, mask, beyond);
 }
 
-// Opens `root`/nodeN/`file` into *in (constructed by the caller's Line).
 bool NodeFilePath(const char* root, int node, const char* file, Line* p) {
   p->Add(root).Add("/node").AddUint(node).Add("/").Add(file);
   return p->ok();
@@ -130,16 +133,8 @@ bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t,
   // has_memory (N_MEMORY) is there since Linux 2.6.35; meminfo is the
   // fallback for trees without it.
   bool need_meminfo = false;
-  {
-    Line p;
-    p.Add(root).Add("/has_memory");
-    if (!p.ok()) return false;
-    ByteStream in(p.c_str());
-    if (!in.ok()) {
-      need_meminfo = true;
-    } else if (!ParseNodeMask(&in, &t->memory, nullptr)) {
-      return false;
-    }
+  if (!ReadMaskFile(root, "has_memory", &t->memory, nullptr, &need_meminfo)) {
+    return false;
   }
   for (uint64_t m = t->online; m != 0; m &= m - 1) {
     if (!ReadNode(root, __builtin_ctzll(m), need_meminfo, online_count, cpus,
@@ -190,9 +185,8 @@ bool FinishTopology(Topology* t) {
     }
   }
 
-  // Fallback order: insertion sort of the other usable nodes by distance,
-  // then id. Nodes iterate in id order, and only a strictly smaller distance
-  // moves a node forward, so ties stay by id.
+  // Fallback order: insertion sort of the other usable nodes by distance;
+  // only a strictly smaller distance moves a node forward, so ties stay by id.
   for (int n = 0; n < kMaxNodes; ++n) {
     int len = 0;
     for (uint64_t m = t->usable & ~(uint64_t{1} << n); m != 0; m &= m - 1) {

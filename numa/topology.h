@@ -16,8 +16,8 @@ namespace numa {
 
 inline constexpr char kSysfsNodeRoot[] = "/sys/devices/system/node";
 
-// POD: zero-initialized globals of this type need no constructor. All node
-// masks have bit i for node i; nodes >= kMaxNodes are not represented.
+// POD: zero-initialized globals need no constructor. Node masks have bit i
+// for node i.
 struct Topology {
   uint64_t online;       // nodes the kernel lists as online
   uint64_t memory;       // nodes with memory
@@ -41,18 +41,16 @@ struct Topology {
 // Resets *t to "nothing known" (no nodes, every CPU kNoNode).
 void ClearTopology(Topology* t);
 
-// Fills *t from `root` (normally kSysfsNodeRoot): online, has_memory (or each
-// node's meminfo MemTotal when has_memory is absent), nodeN/cpulist and
-// nodeN/distance, with `allowed` as the allowed-mems mask. With `cpus`, only
-// those CPUs count (a cgroup cpuset: no thread of the process runs on the
-// others), so a node none of whose CPUs is allowed has none. False on any
-// open or parse error; then *t is unspecified. Call FinishTopology next.
+// Fills *t from `root` (normally kSysfsNodeRoot): online, has_memory (else
+// each node's meminfo), nodeN/cpulist and nodeN/distance, with `allowed` as
+// the allowed-mems mask. With `cpus` (a cgroup cpuset), only those CPUs
+// count. False on any open or parse error. Call FinishTopology next.
 bool ReadSysfsTopology(const char* root, uint64_t allowed, Topology* t,
                        const CpuMask* cpus = nullptr);
 
-// Fills *t with `nodes` (2..kMaxNodes) fake memory nodes, all allowed, CPU c
-// on node c % nodes, distance 10 + 10 * |i - j| capped at 254 (SLIT's largest
-// finite distance). Call FinishTopology next.
+// Fills *t with `nodes` (2..kMaxNodes) fake nodes, all allowed, CPU c on
+// node c % nodes, distance 10 + 10 * |i - j| up to 254 (SLIT's largest).
+// Call FinishTopology next.
 void BuildFakeTopology(int nodes, Topology* t);
 
 // Derives usable, the CPU nodes and the fallback orders from the raw data.
