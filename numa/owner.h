@@ -13,10 +13,8 @@
 // ASan and TSan builds keep their shadow memory there, so they lay out the
 // same parts smaller, from a base their runtime leaves to the program: 4 GiB
 // windows and 2 GiB named parts, from 32 TiB (ASan) or 64 GiB (TSan).
-// Each region reserves address space from the start of its part as it
-// grows. The owner table records, per 256 GiB sector, the reserved part of
-// the region that lies there: where it starts, how long it is and whose it
-// is; it only grows while the process runs.
+// The owner table records, per 256 GiB sector, the reserved part of the
+// region that lies there and whose it is; it only grows.
 //
 // OwnerOf's whole domain:
 //  - an address inside the reserved part of a node's region:
@@ -25,16 +23,11 @@
 //  - inside the reserved part of a named-node region:
 //    {MemoryKind::kNamed, kernel node id}, bound strictly to that node;
 //  - inside the interleaved region: {MemoryKind::kInterleaved, 0};
-//  - any other address: {MemoryKind::kUnplaced, 0}. That is all heap memory
-//    while the layer is off (one node, TCMALLOC_NUMA=0, regions refused)
-//    but the placed kinds above, memory from a user SysAllocator (it always
-//    goes to node 0's heap, as its owner cannot be told from its address),
-//    and addresses that are not heap memory at all. The kernel's first touch
-//    placed unplaced pages; node 0's heap holds them.
+//  - any other address: {MemoryKind::kUnplaced, 0}: all but placed heap
+//    memory while the layer is off, memory from a user SysAllocator (node
+//    0's heap holds it), and addresses that are not heap memory at all.
 //  No heap memory predates the layer: numa::Init runs before the page heap
 //  exists.
-//
-// Inside the gperftools tree this file lives at src/numa/owner.h.
 #ifndef NUMA_TCMALLOC_NUMA_OWNER_H_
 #define NUMA_TCMALLOC_NUMA_OWNER_H_
 

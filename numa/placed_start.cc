@@ -33,8 +33,8 @@ bool BindPlaced(void* start, size_t len, int id) {
   return ApplyBinding(start, len, b, &g_placement.caps, &g_state.counters);
 }
 
-// Placement's answer, decided once: 0, ENOMEM (no node) or EPERM (two nodes
-// or more and no mbind: nothing would keep a placement).
+// Placement's answer: 0, ENOMEM (no node) or EPERM (two nodes or more and no
+// mbind: nothing would keep a placement).
 int DecidePlacement() {
   g_placement.nodes =
       g_state.active ? g_state.topo.usable : DiscoverPlacementNodes();
