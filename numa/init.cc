@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "numa/balancing.h"
-#include "numa/cpuset.h"
 #include "numa/line.h"
 #include "numa/mempolicy.h"
 #include "numa/page_sample.h"

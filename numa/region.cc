@@ -1,4 +1,5 @@
-// Regions (numa/region.h): reservation, commits, holes, owner table entries.
+// Regions (numa/region.h): reservation, commits, holes, and the owner table
+// behind OwnerOf (numa/owner.h), kept as regions reserve address space.
 #include "numa/region.h"
 
 #include <errno.h>
@@ -30,8 +31,8 @@ struct Region {
   uintptr_t reserved_end;   // [begin, reserved_end) is reserved and bound
   uintptr_t committed_end;  // [begin, committed_end) is read-write but holes
   size_t next_reserve;
-  // PROT_NONE ranges inside [begin, committed_end), sorted by address, never
-  // touching one another or committed_end (RegionReturn merges them).
+  // PROT_NONE ranges inside [begin, committed_end), sorted, never touching
+  // one another or committed_end.
   int num_holes;
   Hole holes[kMaxHoles];
   int kernel_id;  // the node's, for messages; -1 for interleaved memory
@@ -143,8 +144,7 @@ int Reserve(Region* r, int id, size_t bytes) {
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   if (p < 0 && p > -4096) return static_cast<int>(-p);
   if (static_cast<uintptr_t>(p) != hint) {
-    // A kernel older than 4.17 took the flag as a hint and put the mapping
-    // elsewhere: the window is in use.
+    // A kernel before 4.17 took the flag as a hint: the window is in use.
     RawSyscall(SYS_munmap, p, static_cast<long>(bytes));
     return EEXIST;
   }
@@ -174,15 +174,7 @@ void RemoveHole(Region* r, int i) {
   --r->num_holes;
 }
 
-// The lowest hole of at least `size` bytes, or -1.
-int FindHole(const Region& r, size_t size) {
-  for (int i = 0; i < r.num_holes; ++i) {
-    if (r.holes[i].end - r.holes[i].begin >= size) return i;
-  }
-  return -1;
-}
-
-// Where [start, end) goes among the holes: i is the first hole after start.
+// Where [start, end) goes: i is the first hole after start.
 struct HolePlace {
   int i;
   bool at_end;  // ends at committed_end: the committed part just shrinks
@@ -225,6 +217,33 @@ void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
 }
 
 }  // namespace
+
+internal::Sector internal::g_sectors[kSectors];
+
+void SetOwner(uintptr_t begin, size_t size, MemoryKind kind, int node) {
+  if (size == 0) return;
+  const uintptr_t end = begin + size;
+  for (uintptr_t s = (begin - kLayoutBase) >> kSectorShift;
+       s < static_cast<uintptr_t>(kSectors) &&
+       kLayoutBase + (s << kSectorShift) < end;
+       ++s) {
+    internal::Sector& sector = internal::g_sectors[s];
+    if (sector.size == 0) {
+      sector.begin = begin;
+      sector.kind = kind;
+      sector.node = static_cast<uint8_t>(node);
+    }
+    // The start, kind and node are visible before the size that uses them.
+    __atomic_store_n(&sector.size, end - sector.begin, __ATOMIC_RELEASE);
+  }
+}
+
+void ClearOwners() {
+  for (internal::Sector& sector : internal::g_sectors) {
+    __atomic_store_n(&sector.size, uintptr_t{0}, __ATOMIC_RELEASE);
+    sector = internal::Sector{};
+  }
+}
 
 uintptr_t PageMapCacheStagger(int node) {
   // The node's low bits reversed: 1 -> 1/2 of the period, 2 -> 1/4, 3 ->
@@ -321,7 +340,10 @@ void* RegionGrow(int id, size_t bytes, size_t* actual) {
   if (r->begin == 0) return nullptr;
   if (r->reserved_end == r->begin && !IsPlacedRegion(id)) return nullptr;
   const size_t size = CommitBytes(bytes, getpagesize());
-  const int hole = size == 0 ? -1 : FindHole(*r, size);
+  int hole = -1;  // the lowest hole big enough
+  for (int i = 0; size != 0 && hole < 0 && i < r->num_holes; ++i) {
+    if (r->holes[i].end - r->holes[i].begin >= size) hole = i;
+  }
   if (hole < 0 && (size == 0 || size > r->end - r->committed_end)) {
     // A request no window could hold fails as it would in vanilla; one that
     // only needs more than is left means the node's window is full.
