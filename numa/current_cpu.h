@@ -13,12 +13,6 @@
 #endif
 #endif
 
-#if defined(RSEQ_SIG) && (defined(__x86_64__) || defined(__aarch64__))
-#define NUMA_TCMALLOC_HAVE_RSEQ 1
-#else
-#define NUMA_TCMALLOC_HAVE_RSEQ 0
-#endif
-
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
@@ -28,7 +22,7 @@ namespace numa {
 // register rseq (glibc.pthread.rseq=0, another library owns rseq, a thread
 // not yet registered) or this build lacks <sys/rseq.h>.
 inline int CpuFromRseq() {
-#if NUMA_TCMALLOC_HAVE_RSEQ
+#if defined(RSEQ_SIG) && (defined(__x86_64__) || defined(__aarch64__))
   if (__rseq_size == 0) return -1;
   const struct rseq* area = reinterpret_cast<const struct rseq*>(
       static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);

@@ -47,7 +47,7 @@ int NormalizeTaskMode(int mode, bool no_nodes);
 uint64_t ApplyTaskPolicy(Mode mode, int policy, uint64_t policy_nodes,
                          uint64_t allowed, bool* stay_off);
 
-// The thread policy Init found, as QueryTaskPolicy reports it.
+// The thread policy Init found (QueryTaskPolicy).
 struct TaskPolicy {
   int mode;
   uint64_t nodes;
@@ -123,13 +123,11 @@ struct BindCounters {
   int home_node_refused;  // errno of a refused set_mempolicy_home_node
 };
 
-// Applies `b` to [start, start+len): mbind(2), then set_mempolicy_home_node(2)
-// when asked; never fatal. !b.apply is a no-op returning true. An empty
-// nodemask fails with EINVAL without a syscall. mbind flags are 0: the range
-// is fresh (or PROT_NONE-reserved), so nothing needs moving. A refused home
-// node is not a failure: the range already keeps to its nodes; `caps` then
-// forgets home-node support so later ranges skip the call. Counts in *c;
-// returns false if mbind was refused.
+// Applies `b` to [start, start+len): mbind(2) with flags 0 (the range is
+// fresh: nothing to move), then set_mempolicy_home_node(2) when asked. An
+// empty nodemask fails with EINVAL without a syscall. A refused home node is
+// not a failure (the range keeps to its nodes): `caps` forgets home-node
+// support. Counts in *c; false if mbind was refused.
 bool ApplyBinding(void* start, size_t len, const Binding& b, KernelCaps* caps,
                   BindCounters* c);
 
