@@ -1,13 +1,7 @@
-// Which CPU the calling thread is on, as cheaply as glibc and the kernel allow.
-//
-// Order of preference (see docs/tuning.md for the measured costs):
-//  1. glibc's registered rseq area (glibc >= 2.35): cpu_id is a plain load
-//     from thread-local memory the kernel keeps current. No call at all.
-//  2. sched_getcpu(): glibc reads the same rseq field, else calls the vDSO
-//     getcpu (no kernel entry on x86-64 and arm64).
-//  3. -1 (unknown); callers then use a default node.
-// The raw getcpu syscall is never used on the hot path (it enters the kernel);
-// it is here only for the benchmark.
+// Which CPU the calling thread is on, as cheaply as glibc and the kernel allow
+// (measured costs: docs/tuning.md): glibc's registered rseq area (glibc >=
+// 2.35), a plain load; else sched_getcpu(), the vDSO's getcpu (no kernel
+// entry on x86-64 and arm64); else -1, and callers use a default node.
 #ifndef NUMA_TCMALLOC_NUMA_CURRENT_CPU_H_
 #define NUMA_TCMALLOC_NUMA_CURRENT_CPU_H_
 
@@ -19,12 +13,6 @@
 #endif
 #endif
 
-#if defined(RSEQ_SIG) && (defined(__x86_64__) || defined(__aarch64__))
-#define NUMA_TCMALLOC_HAVE_RSEQ 1
-#else
-#define NUMA_TCMALLOC_HAVE_RSEQ 0
-#endif
-
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
@@ -34,7 +22,7 @@ namespace numa {
 // register rseq (glibc.pthread.rseq=0, another library owns rseq, a thread
 // not yet registered) or this build lacks <sys/rseq.h>.
 inline int CpuFromRseq() {
-#if NUMA_TCMALLOC_HAVE_RSEQ
+#if defined(RSEQ_SIG) && (defined(__x86_64__) || defined(__aarch64__))
   if (__rseq_size == 0) return -1;
   const struct rseq* area = reinterpret_cast<const struct rseq*>(
       static_cast<const char*>(__builtin_thread_pointer()) + __rseq_offset);
@@ -47,13 +35,10 @@ inline int CpuFromRseq() {
 #endif
 }
 
-// sched_getcpu(), -1 on failure.
-inline int CpuFromSchedGetcpu() { return sched_getcpu(); }
-
 // The calling thread's CPU, or -1 if it cannot be told.
 inline int CurrentCpu() {
   int cpu = CpuFromRseq();
-  return cpu >= 0 ? cpu : CpuFromSchedGetcpu();
+  return cpu >= 0 ? cpu : sched_getcpu();
 }
 
 }  // namespace numa

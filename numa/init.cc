@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "numa/balancing.h"
-#include "numa/bind.h"
-#include "numa/cpuset.h"
 #include "numa/mempolicy.h"
 #include "numa/page_sample.h"
 #include "numa/parse.h"

@@ -7,15 +7,12 @@
 //
 // Inside the gperftools tree this file lives at src/numa/layer.cc.
 #include "numa/balancing.cc"
-#include "numa/bind.cc"
 #include "numa/config.cc"
-#include "numa/cpuset.cc"
 #include "numa/idle_nodes.cc"
 #include "numa/init.cc"
 #include "numa/mempolicy.cc"
 #include "numa/node_chores.cc"
 #include "numa/numa.cc"
-#include "numa/owner.cc"
 #include "numa/page_sample.cc"
 #include "numa/parse.cc"
 #include "numa/placed_start.cc"

@@ -1,5 +1,5 @@
-// The task's memory policy as the kernel reports it, and DecideBinding, the
-// one decision of a range's policy (numa/mempolicy.h).
+// The task's memory policy as the kernel reports it, the decisions of a
+// range's policy, and applying them (numa/mempolicy.h).
 #include "numa/mempolicy.h"
 
 #include <errno.h>
@@ -8,6 +8,13 @@
 #include <sys/syscall.h>
 
 #include "numa/syscall.h"
+
+// Linux 5.17; the same number on x86-64 and arm64 (the unified syscall table).
+// Older C library headers lack the name.
+#if !defined(SYS_set_mempolicy_home_node) && \
+    (defined(__x86_64__) || defined(__aarch64__))
+#define SYS_set_mempolicy_home_node 450
+#endif
 
 namespace tcmalloc {
 namespace numa {
@@ -25,32 +32,42 @@ uint64_t Low64(const unsigned long* mask) {
   return m;
 }
 
+long SetHomeNode(void* start, size_t len, int node) {
+#ifdef SYS_set_mempolicy_home_node
+  return RawSyscall(SYS_set_mempolicy_home_node, reinterpret_cast<long>(start),
+                    static_cast<long>(len), node, 0);
+#else
+  (void)start, (void)len, (void)node;
+  return -ENOSYS;
+#endif
+}
+
+// get_mempolicy(2) into *mode (if given) and mask[kMaskLongs]; false, with
+// *err (if given) its errno, if the kernel refused.
+bool GetMempolicy(int* mode, unsigned long* mask, int flags, int* err) {
+  constexpr size_t kMaskBytes = kMaskLongs * sizeof(unsigned long);
+  memset(mask, 0, kMaskBytes);
+  // maxnode is one more than the bits provided: the kernel copies maxnode - 1.
+  const long r =
+      RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(mode),
+                 reinterpret_cast<long>(mask), 8 * kMaskBytes + 1, 0, flags);
+  if (r != 0 && err != nullptr) *err = static_cast<int>(-r);
+  return r == 0;
+}
+
 }  // namespace
 
 bool QueryAllowedMems(uint64_t* allowed, int* err) {
   unsigned long mask[kMaskLongs];
-  memset(mask, 0, sizeof(mask));
-  // maxnode is one more than the bits provided: the kernel copies maxnode - 1.
-  long r = RawSyscall(SYS_get_mempolicy, 0, reinterpret_cast<long>(mask),
-                      8 * sizeof(mask) + 1, 0, MPOL_F_MEMS_ALLOWED);
-  if (r != 0) {
-    if (err != nullptr) *err = static_cast<int>(-r);
-    return false;
-  }
+  if (!GetMempolicy(nullptr, mask, MPOL_F_MEMS_ALLOWED, err)) return false;
   *allowed = Low64(mask);
   return true;
 }
 
 bool QueryTaskPolicy(int* mode, uint64_t* nodes, int* err) {
   unsigned long mask[kMaskLongs];
-  memset(mask, 0, sizeof(mask));
   int m = -1;
-  long r = RawSyscall(SYS_get_mempolicy, reinterpret_cast<long>(&m),
-                      reinterpret_cast<long>(mask), 8 * sizeof(mask) + 1, 0, 0);
-  if (r != 0) {
-    if (err != nullptr) *err = static_cast<int>(-r);
-    return false;
-  }
+  if (!GetMempolicy(&m, mask, 0, err)) return false;
   bool no_nodes = true;
   for (unsigned long word : mask) no_nodes = no_nodes && word == 0;
   *mode = NormalizeTaskMode(m & ~MPOL_MODE_FLAGS, no_nodes);
@@ -149,6 +166,50 @@ bool ProbeWeightedInterleave(int* err) {
 
 int ProbeMbind() {
   return static_cast<int>(-RawSyscall(SYS_mbind, 0, 0, MPOL_DEFAULT, 0, 0, 0));
+}
+
+bool ApplyBinding(void* start, size_t len, const Binding& b, KernelCaps* caps,
+                  BindCounters* c) {
+  if (!b.apply) return true;
+  BumpCounter(&c->calls);
+  long r = -EINVAL;
+  if (b.nodes != 0) {
+    unsigned long mask[kMaxNodes / (8 * sizeof(unsigned long))] = {};
+    for (int i = 0; i < kMaxNodes; i += 8 * sizeof(unsigned long)) {
+      mask[i / (8 * sizeof(unsigned long))] =
+          static_cast<unsigned long>(b.nodes >> i);
+    }
+    // maxnode is one more than the bits in the mask: the kernel's get_nodes()
+    // reads maxnode - 1 bits.
+    r = RawSyscall(SYS_mbind, reinterpret_cast<long>(start),
+                   static_cast<long>(len), b.mode, reinterpret_cast<long>(mask),
+                   kMaxNodes + 1, 0);
+  }
+  if (r != 0) {
+    BumpCounter(&c->failures);
+    __atomic_store_n(&c->last_errno, static_cast<int>(-r), __ATOMIC_RELAXED);
+    return false;
+  }
+  // After mbind: the kernel sets a home node only on ranges that already have
+  // an MPOL_BIND (or MPOL_PREFERRED_MANY) policy.
+  if (b.home_node >= 0 && __atomic_load_n(&caps->home_node, __ATOMIC_RELAXED)) {
+    const long h = SetHomeNode(start, len, b.home_node);
+    // ENOSYS (kernel before 5.17) or EPERM (a seccomp profile that does not
+    // know the call): ask no more. Anything else concerns this range only.
+    if (h == -ENOSYS || h == -EPERM) {
+      __atomic_store_n(&caps->home_node, false, __ATOMIC_RELAXED);
+      if (h == -EPERM) {
+        __atomic_store_n(&c->home_node_refused, EPERM, __ATOMIC_RELAXED);
+      }
+    }
+  }
+  return true;
+}
+
+bool ProbeHomeNode(int node, int* err) {
+  const long r = SetHomeNode(nullptr, 0, node);
+  if (r != 0 && err != nullptr) *err = static_cast<int>(-r);
+  return r == 0;
 }
 
 }  // namespace numa

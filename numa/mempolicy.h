@@ -1,21 +1,17 @@
 // Memory policies: which nodes the process may, and wants to, allocate from
-// (the cpuset's mems_allowed, narrowed by the thread's own memory policy as
-// set by `numactl --membind/--interleave/--preferred` or set_mempolicy(2)),
-// and the one decision of which policy a range of heap memory gets.
+// (the cpuset's mems_allowed, narrowed by the task policy of `numactl` or
+// set_mempolicy(2)), and which policy a range of heap memory gets.
 //
-// Why the task policy matters: the layer's mbind on each new range replaces
-// the task policy for that range, so without this a process run under
-// `numactl --membind=0,2` would get memory from nodes 1 or 3.
-//
-// Why the decision is a pure function (DecideBinding): the answer depends on
-// four things (the task policy, TCMALLOC_NUMA_POLICY, the heap's node, what
-// the kernel supports), and every combination must keep a membind set. One
-// function lets the unit tests walk the whole matrix without a multi-node
-// machine; bind.cc only applies its answer. Kernel behaviour and versions:
-// docs/tuning.md, "Under a task memory policy".
+// The layer's mbind on each new range replaces the task policy for that
+// range, so without this a process run under `numactl --membind=0,2` would
+// get memory from nodes 1 or 3. The decisions are pure functions so that the
+// unit tests walk every combination without a multi-node machine;
+// ApplyBinding carries them out. Kernel behaviour: docs/tuning.md, "Under a
+// task memory policy".
 #ifndef NUMA_TCMALLOC_NUMA_MEMPOLICY_H_
 #define NUMA_TCMALLOC_NUMA_MEMPOLICY_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "numa/config.h"
@@ -26,58 +22,47 @@
 namespace tcmalloc {
 namespace numa {
 
-// The process's allowed memory nodes (cpuset) via
-// get_mempolicy(MPOL_F_MEMS_ALLOWED). False if the kernel refused; then
-// *err (if given) holds its errno.
+// get_mempolicy(MPOL_F_MEMS_ALLOWED): the cpuset's memory nodes. False if the
+// kernel refused; then *err (if given) holds its errno.
 bool QueryAllowedMems(uint64_t* allowed, int* err = nullptr);
 
-// The calling thread's memory policy via get_mempolicy(flags 0): the mode
-// (MPOL_DEFAULT, MPOL_BIND, ...; mode flags stripped, NormalizeTaskMode
-// applied) and its nodes. False if the kernel refused; then *err (if given)
-// holds its errno.
+// get_mempolicy(flags 0): the calling thread's mode (flags stripped,
+// NormalizeTaskMode applied) and nodes. False, *err set, if refused.
 bool QueryTaskPolicy(int* mode, uint64_t* nodes, int* err = nullptr);
 
-// True when `err` is a refusal of the call itself, not of its arguments:
-// EPERM (a seccomp filter, as every container's default profile for the
-// memory-policy calls), EACCES, or ENOSYS (a filter's other answer, or a
+// True when `err` refuses the call itself, not its arguments: EPERM (a
+// container's default seccomp profile), EACCES, or ENOSYS (a filter, or a
 // kernel without NUMA). The layer then does without the call.
 bool IsRefusal(int err);
 // Its name for messages: "EPERM", "EACCES", "ENOSYS", else "refused".
 const char* RefusalName(int err);
 
-// The mode as the layer must read it. Kernels before 5.14 store "local
-// allocation" (numactl --localalloc, set_mempolicy(MPOL_LOCAL)) as
-// MPOL_PREFERRED with no node, and get_mempolicy reports it so; that is
-// MPOL_LOCAL, not an explicit placement. `no_nodes`: the whole mask was empty.
+// Kernels before 5.14 report MPOL_LOCAL as MPOL_PREFERRED with no node
+// (`no_nodes`: the whole mask was empty); that is MPOL_LOCAL, not a placement.
 int NormalizeTaskMode(int mode, bool no_nodes);
 
-// Applies a task policy to the allowed nodes. MPOL_BIND narrows them to its
-// nodes. MPOL_DEFAULT and MPOL_LOCAL change nothing. Any other mode
-// (interleave, preferred, ...) is an explicit placement request that
-// per-node heaps would defeat: in auto mode *stay_off is set; with
-// TCMALLOC_NUMA=1 the request is overridden. Returns the allowed nodes.
+// The allowed nodes under a task policy: MPOL_BIND narrows them; default and
+// local change nothing. Any other mode is a placement request per-node heaps
+// would defeat: in auto mode *stay_off is set; TCMALLOC_NUMA=1 overrides it.
 uint64_t ApplyTaskPolicy(Mode mode, int policy, uint64_t policy_nodes,
                          uint64_t allowed, bool* stay_off);
 
-// The thread policy Init found (get_mempolicy), normalised by
-// NormalizeTaskMode: an MPOL_* mode without mode flags, and its nodes.
+// The thread policy Init found (QueryTaskPolicy).
 struct TaskPolicy {
   int mode;
   uint64_t nodes;
 };
 
-// What the running kernel offers beyond mbind(2). Probed once, at Init.
+// What the running kernel offers beyond mbind(2), probed at Init.
 struct KernelCaps {
   // set_mempolicy_home_node(2), Linux 5.17: an MPOL_BIND range allocates from
-  // its home node first, then the nearest nodes of its set. Without it the
-  // kernel starts from the node of the CPU that faults the page in.
+  // its home node first, not from the faulting CPU's node.
   bool home_node;
-  // MPOL_WEIGHTED_INTERLEAVE, Linux 6.9: interleave by the weights in
-  // /sys/kernel/mm/mempolicy/weighted_interleave/ (1 each unless set).
+  // MPOL_WEIGHTED_INTERLEAVE, Linux 6.9: interleave by the sysfs weights.
   bool weighted_interleave;
 };
 
-// Linux 6.9's mode number, absent from older headers.
+// MPOL_WEIGHTED_INTERLEAVE, absent from older headers.
 inline constexpr int kMpolWeightedInterleave = 6;
 
 // What to do to one range.
@@ -104,35 +89,59 @@ Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
                       KernelCaps caps);
 
 // The binding of memory the program places itself (numa/placed.h), within
-// `usable`, the kernel nodes placement may use (the cpuset and a membind set
-// already applied):
-//  - on kernel node `kernel_id` (>= 0): MPOL_BIND over {kernel_id}, strict,
-//    whatever the task policy; nodes == 0 (refuse) if it is not usable.
+// `usable` (the kernel nodes placement may use):
+//  - on kernel node `kernel_id` (>= 0): MPOL_BIND over {kernel_id} whatever
+//    the task policy; nodes == 0 (refuse) if it is not usable.
 //  - interleaved (kernel_id < 0): MPOL_WEIGHTED_INTERLEAVE over `usable` where
-//    the kernel has it (its weights decide; equal unless set), else
-//    MPOL_INTERLEAVE.
+//    the kernel has it, else MPOL_INTERLEAVE.
 Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps);
 
-// The binding of a fresh mapping of the allocator's own metadata (its
-// SparseAlloc memory: log blocks, node pages, central lists, the class
-// cache, page map leaves), placed by its first writer and meant to stay
-// there: MPOL_BIND over `usable` (the kernel nodes the heaps may use, a
-// membind set already applied), which allocates on the faulting CPU's node
-// first as the default policy does, and which the kernel's NUMA balancing
-// leaves alone (its scanner skips a range whose policy lacks
-// MPOL_F_NUMA_BALANCING). Under a task policy other than default, local
-// or bind (interleave, preferred: the layer runs under them only with
-// TCMALLOC_NUMA=1) the metadata follows the task policy: no binding.
+// The binding of a fresh mapping of the allocator's own metadata, placed by
+// its first writer and meant to stay there: MPOL_BIND over `usable` (or the
+// membind set), which allocates on the faulting CPU's node first as the
+// default policy does, and which NUMA balancing leaves alone (its scanner
+// skips a range whose policy lacks MPOL_F_NUMA_BALANCING). Under interleave
+// or preferred task policies (TCMALLOC_NUMA=1) metadata follows the task
+// policy: no binding.
 Binding DecideMetadataBinding(TaskPolicy task, uint64_t usable);
 
-// True if the kernel knows MPOL_WEIGHTED_INTERLEAVE: a zero-length mbind,
-// which checks the mode and changes nothing. If not, *err (if given) holds
-// the errno: EINVAL (a kernel before 6.9), or a refusal of mbind itself.
+// True if the kernel knows MPOL_WEIGHTED_INTERLEAVE (a zero-length mbind,
+// which changes nothing); else *err (if given) holds the errno: EINVAL
+// before Linux 6.9, or a refusal of mbind itself.
 bool ProbeWeightedInterleave(int* err = nullptr);
 
-// 0 if the kernel lets the process mbind, else its errno: a zero-length
-// mbind(MPOL_DEFAULT), which changes nothing.
+// 0 if the kernel lets the process mbind (a zero-length mbind), else errno.
 int ProbeMbind();
+
+// Updated with relaxed atomics: they are statistics, read racily, and must
+// cost no more than an uncontended add on the (rare) bind path.
+struct BindCounters {
+  uint64_t calls;     // bind requests that went to the kernel (or would have)
+  uint64_t failures;  // of those, refused (by the kernel, or a bad node id)
+  uint64_t skipped;   // requests a fake topology turned into no-ops
+  int last_errno;     // errno of the latest failure, 0 if none
+  int home_node_refused;  // errno of a refused set_mempolicy_home_node
+};
+
+// Applies `b` to [start, start+len): mbind(2) with flags 0 (the range is
+// fresh: nothing to move), then set_mempolicy_home_node(2) when asked. An
+// empty nodemask fails with EINVAL without a syscall. A refused home node is
+// not a failure (the range keeps to its nodes): `caps` forgets home-node
+// support. Counts in *c; false if mbind was refused.
+bool ApplyBinding(void* start, size_t len, const Binding& b, KernelCaps* caps,
+                  BindCounters* c);
+
+// True if the kernel has set_mempolicy_home_node (a zero-length call, which
+// changes nothing). `node` must be online. If not, *err (if given) holds the
+// errno (ENOSYS: too old; EPERM: refused).
+bool ProbeHomeNode(int node, int* err = nullptr);
+
+inline uint64_t LoadCounter(const uint64_t* v) {
+  return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+inline void BumpCounter(uint64_t* v) {
+  __atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
+}
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -2,7 +2,6 @@
 // from the layer's state (numa/state.h).
 #include "numa/numa.h"
 
-#include "numa/bind.h"
 #include "numa/current_cpu.h"
 #include "numa/mempolicy.h"
 #include "numa/node_pages.h"

@@ -13,28 +13,13 @@
 // ASan and TSan builds keep their shadow memory there, so they lay out the
 // same parts smaller, from a base their runtime leaves to the program: 4 GiB
 // windows and 2 GiB named parts, from 32 TiB (ASan) or 64 GiB (TSan).
-// Each region reserves address space from the start of its part as it
-// grows. The owner table records, per 256 GiB sector, the reserved part of
-// the region that lies there: where it starts, how long it is and whose it
-// is; it only grows while the process runs.
+// The owner table records, per 256 GiB sector, the reserved part of the
+// region that lies there and whose it is; it only grows.
 //
-// OwnerOf's whole domain:
-//  - an address inside the reserved part of a node's region:
-//    {MemoryKind::kNode, node}: that node's page heap's memory, placed by
-//    the node's policy (numa/config.h, BindPolicy);
-//  - inside the reserved part of a named-node region:
-//    {MemoryKind::kNamed, kernel node id}, bound strictly to that node;
-//  - inside the interleaved region: {MemoryKind::kInterleaved, 0};
-//  - any other address: {MemoryKind::kUnplaced, 0}. That is all heap memory
-//    while the layer is off (one node, TCMALLOC_NUMA=0, regions refused)
-//    but the placed kinds above, memory from a user SysAllocator (it always
-//    goes to node 0's heap, as its owner cannot be told from its address),
-//    and addresses that are not heap memory at all. The kernel's first touch
-//    placed unplaced pages; node 0's heap holds them.
-//  No heap memory predates the layer: numa::Init runs before the page heap
-//  exists.
-//
-// Inside the gperftools tree this file lives at src/numa/owner.h.
+// An address outside every region's reserved part is kUnplaced: all but
+// placed heap memory while the layer is off, memory from a user SysAllocator
+// (node 0's heap holds it), and addresses that are not heap memory at all.
+// No heap memory predates the layer: numa::Init runs before the page heap.
 #ifndef NUMA_TCMALLOC_NUMA_OWNER_H_
 #define NUMA_TCMALLOC_NUMA_OWNER_H_
 
@@ -124,9 +109,8 @@ inline bool IsPlaced(Owner o) {
 
 namespace internal {
 // A region's reserved part, in every sector it overlaps: [begin, begin +
-// size). size is 0 until the sector has an owner, and only grows; relaxed
-// atomics, as a reader only needs to see the part that held the address when
-// the address was handed out, which the page heap lock ordered before.
+// size). size is 0 until the sector has an owner, and only grows: a reader
+// needs only the part that held the address when it was handed out.
 struct Sector {
   uintptr_t begin;
   uintptr_t size;
@@ -151,8 +135,7 @@ inline Owner OwnerOf(const void* ptr) {
 }
 
 // The reserved part of node window w's region: [*begin, *begin + *size),
-// size 0 if none. A copy of it stays right while the part grows: it only
-// ever grows.
+// size 0 if none. A copy stays right: the part only grows.
 inline void OwnedPart(int w, uintptr_t* begin, uintptr_t* size) {
   // The region starts in one of the window's sectors (node 0's past the brk
   // heap, the others past a guard); that sector's entry holds the whole part.

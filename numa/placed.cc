@@ -22,12 +22,9 @@ constexpr PlacedMemoryReader kReader = {PlacedCentralLength,
                                         PlacedTransferLength,
                                         PlacedOverheadBytes, PlacedFreeBytes};
 
-// Placement, readied once: the usable nodes read, the regions' binder set
-// and sized delete told to look at addresses (StartPlacement), introspection
-// told where to read. 0 when ready, else the errno placement fails with:
-// ENOSYS in the debug libraries, ENOMEM when no node is found, EPERM when
-// the kernel refuses mbind (a container's seccomp profile) and the process
-// has two nodes or more: no placement could be kept.
+// Placement, readied once (StartPlacement, and introspection told where to
+// read). 0 when ready, else the errno placement fails with: ENOSYS in the
+// debug libraries, else StartPlacement's (PlacementError).
 int Ready() {
   static int ready;  // 0: not yet; 1: ready; < 0: -errno for good
   const int r = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
@@ -68,6 +65,17 @@ void* AllocPlaced(int id, size_t size) {
   return result;
 }
 
+// `size` bytes placed on kernel node `node`, or interleaved for -1.
+void* Place(int node, size_t size) {
+  int err = Ready();
+  if (err == 0 && node >= 0 && !HasNode(PlacementNodes(), node)) err = EINVAL;
+  if (err != 0) {
+    errno = err;
+    return nullptr;
+  }
+  return AllocPlaced(node < 0 ? kInterleavedRegion : NamedRegion(node), size);
+}
+
 }  // namespace
 
 bool internal::g_placed_apart = true;
@@ -88,10 +96,7 @@ void* AllocLike(const void* old_ptr, size_t size) {
 }  // namespace numa
 }  // namespace tcmalloc
 
-using tcmalloc::numa::kInterleavedRegion;
-using tcmalloc::numa::NamedRegion;
 using tcmalloc::numa::PlacementNodes;
-using tcmalloc::numa::Ready;
 
 extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) void*
 tc_numa_malloc_onnode(size_t size, int node) {
@@ -99,24 +104,12 @@ tc_numa_malloc_onnode(size_t size, int node) {
     errno = EINVAL;
     return nullptr;
   }
-  if (const int err = Ready()) {
-    errno = err;
-    return nullptr;
-  }
-  if (!tcmalloc::numa::HasNode(PlacementNodes(), node)) {
-    errno = EINVAL;
-    return nullptr;
-  }
-  return tcmalloc::numa::AllocPlaced(NamedRegion(node), size);
+  return tcmalloc::numa::Place(node, size);
 }
 
 extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) void*
 tc_numa_malloc_interleaved(size_t size) {
-  if (const int err = Ready()) {
-    errno = err;
-    return nullptr;
-  }
-  return tcmalloc::numa::AllocPlaced(kInterleavedRegion, size);
+  return tcmalloc::numa::Place(-1, size);
 }
 
 extern "C" PERFTOOLS_DLL_DECL __attribute__((visibility("default"))) int

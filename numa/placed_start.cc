@@ -2,7 +2,6 @@
 // itself (numa/placed.h) may use, decided once, at the first placement call.
 #include <errno.h>
 
-#include "numa/bind.h"
 #include "numa/leaf_lock.h"
 #include "numa/mempolicy.h"
 #include "numa/numa.h"
@@ -33,8 +32,8 @@ bool BindPlaced(void* start, size_t len, int id) {
   return ApplyBinding(start, len, b, &g_placement.caps, &g_state.counters);
 }
 
-// Placement's answer, decided once: 0, ENOMEM (no node) or EPERM (two nodes
-// or more and no mbind: nothing would keep a placement).
+// Placement's answer: 0, ENOMEM (no node) or EPERM (two nodes or more and no
+// mbind: nothing would keep a placement).
 int DecidePlacement() {
   g_placement.nodes =
       g_state.active ? g_state.topo.usable : DiscoverPlacementNodes();

@@ -1,9 +1,6 @@
-// The start of placement: which nodes memory the program places itself
-// (numa/placed.h has the API) may use, decided at the first placement call
-// (numa/placed_start.cc), and the flag free() and sized delete read to know
-// that placed memory may exist.
-//
-// Inside the gperftools tree this file lives at src/numa/placed_start.h.
+// The start of placement (numa/placed.h): which nodes placed memory may use,
+// decided at the first placement call, and the flag free() and sized delete
+// read to know that placed memory may exist.
 #ifndef NUMA_TCMALLOC_NUMA_PLACED_START_H_
 #define NUMA_TCMALLOC_NUMA_PLACED_START_H_
 
@@ -22,12 +19,11 @@ NUMA_TCMALLOC_HIDDEN extern bool g_placement_started;
 }  // namespace internal
 
 // Starts placement: finds the kernel nodes the process may place memory on
-// (the layer's usable nodes, or, with the layer off, the cpuset's nodes that
-// have memory, narrowed by a membind task policy, read now), probes weighted
-// interleave and gives the placed regions (numa/region.h) their binder. The
-// first call decides; later ones return its answer. False if no node could
-// be found, or if there are two or more and the kernel refuses mbind (no
-// placement could be kept): PlacementError() says which.
+// (the layer's usable nodes, or with the layer off the cpuset's memory
+// nodes under a membind task policy), probes weighted interleave and gives
+// the placed regions their binder. The first call decides. False if no node
+// was found, or if there are two or more and the kernel refuses mbind:
+// PlacementError() says which.
 NUMA_TCMALLOC_HIDDEN bool StartPlacement();
 // Why StartPlacement failed: ENOMEM (no node), EPERM (mbind refused); 0
 // before it was tried or when it succeeded.

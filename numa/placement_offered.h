@@ -3,10 +3,8 @@
 // that placed memory has not.
 //
 // Only tcmalloc.cc includes this file, and debugallocation.cc compiles
-// tcmalloc.cc with TCMALLOC_USING_DEBUGALLOCATION defined: so the one
-// definition below is made once per library, in the translation unit that
-// knows which library it is in. Compiled only inside the patched gperftools
-// tree, as src/numa/placement_offered.h.
+// tcmalloc.cc with TCMALLOC_USING_DEBUGALLOCATION defined: so the definition
+// is made once per library, where it is known which library it is.
 #ifndef NUMA_TCMALLOC_NUMA_PLACEMENT_OFFERED_H_
 #define NUMA_TCMALLOC_NUMA_PLACEMENT_OFFERED_H_
 

@@ -38,7 +38,6 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
 
 void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
                  uint64_t pages, int page_shift, uint64_t out[]) {
-  // The same split as a retirement's, over whole pages held free.
   const uint64_t page = uint64_t{1} << page_shift;
   uint64_t free_pages[kMaxNodes];
   for (int i = 0; i < nodes; ++i) {

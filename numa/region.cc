@@ -1,5 +1,5 @@
-// Node regions (numa/region.h): reservation, commits, holes, and the owner
-// table entries of what each region reserved.
+// Regions (numa/region.h): reservation, commits, holes, and the owner table
+// behind OwnerOf (numa/owner.h), kept as regions reserve address space.
 #include "numa/region.h"
 
 #include <errno.h>
@@ -31,14 +31,13 @@ struct Region {
   uintptr_t reserved_end;   // [begin, reserved_end) is reserved and bound
   uintptr_t committed_end;  // [begin, committed_end) is read-write but holes
   size_t next_reserve;
-  // PROT_NONE ranges inside [begin, committed_end), sorted by address, never
-  // touching one another or committed_end (RegionReturn merges them).
+  // PROT_NONE ranges inside [begin, committed_end), sorted, never touching
+  // one another or committed_end.
   int num_holes;
   Hole holes[kMaxHoles];
   int kernel_id;  // the node's, for messages; -1 for interleaved memory
-  // g_gives at the region's last failed extension: until another region
-  // gives address space back, growing again would fail the same way, so it
-  // fails at once, without a system call or another count.
+  // g_gives at the region's last failed extension: until some region gives
+  // address space back, growing again fails at once, without a system call.
   uint64_t failed_at_gives;
   bool extension_failed;
 };
@@ -50,15 +49,13 @@ BindFn g_placed_bind;
 uint64_t g_failures;
 uint64_t g_gives;  // address space given back by any region, in events
 // RLIMIT_AS at Init, 0 for none: reservations ahead of use stay small under
-// it, so that the allocator's other mappings (metadata) still fit.
+// it, so that the allocator's other mappings still fit.
 uint64_t g_limit;
 bool g_warned;
 bool g_warned_placed;
 
-// "tcmalloc: <what> node <id> (errno <err>)<tail>\n" on stderr, the first
-// time only for node regions and for placed ones: a process that keeps
-// hitting a limit says so once. <id> is the kernel's node id, as users know
-// it; interleaved memory says so instead.
+// "tcmalloc: <what> node <kernel id> (errno <err>)<tail>\n" on stderr, once
+// for node regions and once for placed ones.
 void WarnOnce(const char* what, int id, int err, const char* tail) {
   bool* warned = IsPlacedRegion(id) ? &g_warned_placed : &g_warned;
   if (*warned) return;
@@ -88,9 +85,8 @@ uint64_t AddressSpaceLimit() {
 }
 
 // Gives back the reserved, never-committed tail of every node region but
-// `id`, keeping one page of each: reservations count toward
-// RLIMIT_AS, and under a limit that room is what a node that cannot grow
-// needs. True if any was given back.
+// `id`, keeping one page of each: under RLIMIT_AS that room is what a node
+// that cannot grow needs. True if any was given back.
 bool TrimOtherReserves(int id) {
   bool trimmed = false;
   for (int i = 0; i < kMaxNodes; ++i) {
@@ -110,8 +106,6 @@ bool TrimOtherReserves(int id) {
   return trimmed;
 }
 
-// The warning for a region the address-space limit stops, naming the limit
-// and what the layer gives up.
 void WarnLimit(int id) {
   if (g_warned) return;
   g_warned = true;
@@ -126,7 +120,6 @@ void WarnLimit(int id) {
       .WriteToStderr();
 }
 
-// What a region that cannot grow means for its allocations.
 const char* Tail(int id) {
   return IsPlacedRegion(id) ? "; allocations placed there fail"
                             : "; its heap borrows the nearest nodes' memory";
@@ -137,16 +130,13 @@ MemoryKind KindOf(int id) {
   return IsPlacedRegion(id) ? MemoryKind::kNamed : MemoryKind::kNode;
 }
 
-// The node an owner entry names: the layer's node for node regions, the
-// kernel's for named ones.
 int OwnerNode(int id) {
   if (id == kInterleavedRegion) return 0;
   return IsPlacedRegion(id) ? PlacedKernelId(id) : id;
 }
 
-// Reserves [r->reserved_end, +bytes) PROT_NONE, binds it as region id's
-// memory and records it as the region's. Returns 0 or the errno the kernel
-// gave.
+// Reserves [r->reserved_end, +bytes) PROT_NONE, binds it and records it as
+// region id's. Returns 0 or the kernel's errno.
 int Reserve(Region* r, int id, size_t bytes) {
   const uintptr_t hint = r->reserved_end;
   long p = RawSyscall(SYS_mmap, static_cast<long>(hint),
@@ -154,13 +144,10 @@ int Reserve(Region* r, int id, size_t bytes) {
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   if (p < 0 && p > -4096) return static_cast<int>(-p);
   if (static_cast<uintptr_t>(p) != hint) {
-    // A kernel older than 4.17 took the flag as a hint and put the mapping
-    // elsewhere: the window is in use.
+    // A kernel before 4.17 took the flag as a hint: the window is in use.
     RawSyscall(SYS_munmap, p, static_cast<long>(bytes));
     return EEXIST;
   }
-  // A refused bind is counted by the binder and not fatal: the memory is
-  // still this region's, placed by first touch.
   const BindFn bind = IsPlacedRegion(id) ? g_placed_bind : g_bind;
   if (bind != nullptr) bind(reinterpret_cast<void*>(hint), bytes, id);
   r->reserved_end += bytes;
@@ -187,15 +174,7 @@ void RemoveHole(Region* r, int i) {
   --r->num_holes;
 }
 
-// The lowest hole of at least `size` bytes, or -1.
-int FindHole(const Region& r, size_t size) {
-  for (int i = 0; i < r.num_holes; ++i) {
-    if (r.holes[i].end - r.holes[i].begin >= size) return i;
-  }
-  return -1;
-}
-
-// Where [start, end) goes among the holes: i is the first hole after start.
+// Where [start, end) goes: i is the first hole after start.
 struct HolePlace {
   int i;
   bool at_end;  // ends at committed_end: the committed part just shrinks
@@ -212,9 +191,8 @@ HolePlace PlaceHole(const Region& r, uintptr_t start, uintptr_t end) {
   return p;
 }
 
-// Records [start, end) as PROT_NONE: the new end of the committed part, or
-// merged into the holes it touches, or a hole of its own (the caller checked
-// that one is free).
+// Records [start, end) as PROT_NONE: the new committed end, or merged into
+// the holes it touches, or a hole of its own (the caller checked for room).
 void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
   if (p.at_end) {
     r->committed_end = start;
@@ -240,10 +218,36 @@ void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
 
 }  // namespace
 
+internal::Sector internal::g_sectors[kSectors];
+
+void SetOwner(uintptr_t begin, size_t size, MemoryKind kind, int node) {
+  if (size == 0) return;
+  const uintptr_t end = begin + size;
+  for (uintptr_t s = (begin - kLayoutBase) >> kSectorShift;
+       s < static_cast<uintptr_t>(kSectors) &&
+       kLayoutBase + (s << kSectorShift) < end;
+       ++s) {
+    internal::Sector& sector = internal::g_sectors[s];
+    if (sector.size == 0) {
+      sector.begin = begin;
+      sector.kind = kind;
+      sector.node = static_cast<uint8_t>(node);
+    }
+    // The start, kind and node are visible before the size that uses them.
+    __atomic_store_n(&sector.size, end - sector.begin, __ATOMIC_RELEASE);
+  }
+}
+
+void ClearOwners() {
+  for (internal::Sector& sector : internal::g_sectors) {
+    __atomic_store_n(&sector.size, uintptr_t{0}, __ATOMIC_RELEASE);
+    sector = internal::Sector{};
+  }
+}
+
 uintptr_t PageMapCacheStagger(int node) {
-  // The low kCpuNodeBits of the node, bit-reversed: 1 -> 1/2 of the period,
-  // 2 -> 1/4, 3 -> 3/4, 4 -> 1/8, ...: any first n nodes lie as far apart
-  // as n starts can.
+  // The node's low bits reversed: 1 -> 1/2 of the period, 2 -> 1/4, 3 ->
+  // 3/4, ...: any first n nodes lie as far apart as n starts can.
   uintptr_t reversed = 0;
   for (int bit = 0; bit < kStaggerBits; ++bit) {
     if ((node >> bit) & 1) reversed |= uintptr_t{1} << (kStaggerBits - 1 - bit);
@@ -269,16 +273,23 @@ void RegionWindow(int id, uintptr_t* begin, uintptr_t* end) {
   }
 }
 
-// The first reservation of each of `nodes` regions: kFirstReserve, or under
-// an address-space limit at most a quarter of it shared among the nodes, so
-// that 16 nodes under `ulimit -v 256M` still start, and leave the rest to
-// what the process uses.
+// The first reservation of each of `nodes` regions: under an address-space
+// limit at most a quarter of it shared among them, so that 16 nodes under
+// `ulimit -v 256M` still start.
 static size_t FirstReserve(int nodes, uint64_t limit) {
   if (limit == 0) return kFirstReserve;
   size_t share = static_cast<size_t>(limit / 4 / static_cast<uint64_t>(nodes));
   share &= ~(kCommitGranule - 1);
   if (share < kCommitGranule) share = kCommitGranule;
   return share < kFirstReserve ? share : kFirstReserve;
+}
+
+// An empty region `id` at the start of its window.
+static void StartRegion(int id, size_t first_reserve) {
+  Region* r = &g_regions[id];
+  RegionWindow(id, &r->begin, &r->end);
+  r->reserved_end = r->committed_end = r->begin;
+  r->next_reserve = first_reserve;
 }
 
 bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
@@ -292,9 +303,7 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
       SetOwner(r->begin, r->reserved_end - r->begin, MemoryKind::kNode, node);
       continue;
     }
-    RegionWindow(node, &r->begin, &r->end);
-    r->reserved_end = r->committed_end = r->begin;
-    r->next_reserve = first;
+    StartRegion(node, first);
     const int err = Reserve(r, node, first);
     if (err != 0) {
       CountFailure();
@@ -313,16 +322,12 @@ bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind) {
 
 void SetPlacedBinder(BindFn bind) { g_placed_bind = bind; }
 
-// A placed region's start, made at its first growth: reserved like a node
-// region's first chunk, nothing else to undo if that fails.
+// A placed region's start, made at its first growth.
 static bool StartPlacedRegion(int id) {
-  Region* r = &g_regions[id];
-  if (r->begin != 0) return true;
+  if (g_regions[id].begin != 0) return true;
   if (g_placed_bind == nullptr) return false;
-  RegionWindow(id, &r->begin, &r->end);
-  r->kernel_id = PlacedKernelId(id);
-  r->reserved_end = r->committed_end = r->begin;
-  r->next_reserve = kFirstReserve;
+  StartRegion(id, kFirstReserve);
+  g_regions[id].kernel_id = PlacedKernelId(id);
   return true;
 }
 
@@ -335,22 +340,11 @@ void* RegionGrow(int id, size_t bytes, size_t* actual) {
   if (r->begin == 0) return nullptr;
   if (r->reserved_end == r->begin && !IsPlacedRegion(id)) return nullptr;
   const size_t size = CommitBytes(bytes, getpagesize());
-  const int hole = size == 0 ? -1 : FindHole(*r, size);
-  if (hole >= 0) {
-    const uintptr_t start = r->holes[hole].begin;
-    const int err = Protect(start, size, PROT_READ | PROT_WRITE);
-    if (err != 0) {
-      CountFailure();
-      WarnOnce("cannot commit memory in the NUMA address region of", id, err,
-               Tail(id));
-      return nullptr;
-    }
-    r->holes[hole].begin += size;
-    if (r->holes[hole].begin == r->holes[hole].end) RemoveHole(r, hole);
-    *actual = size;
-    return reinterpret_cast<void*>(start);
+  int hole = -1;  // the lowest hole big enough
+  for (int i = 0; size != 0 && hole < 0 && i < r->num_holes; ++i) {
+    if (r->holes[i].end - r->holes[i].begin >= size) hole = i;
   }
-  if (size == 0 || size > r->end - r->committed_end) {
+  if (hole < 0 && (size == 0 || size > r->end - r->committed_end)) {
     // A request no window could hold fails as it would in vanilla; one that
     // only needs more than is left means the node's window is full.
     if (size != 0 && size <= r->end - r->begin) {
@@ -359,7 +353,7 @@ void* RegionGrow(int id, size_t bytes, size_t* actual) {
     }
     return nullptr;
   }
-  if (r->committed_end + size > r->reserved_end) {
+  if (hole < 0 && r->committed_end + size > r->reserved_end) {
     if (r->extension_failed && r->failed_at_gives == g_gives) return nullptr;
     const size_t need = r->committed_end + size - r->reserved_end;
     const size_t room = r->end - r->reserved_end;
@@ -387,7 +381,8 @@ void* RegionGrow(int id, size_t bytes, size_t* actual) {
     r->extension_failed = false;
     if (r->next_reserve < kReserveMax) r->next_reserve *= 2;
   }
-  const int err = Protect(r->committed_end, size, PROT_READ | PROT_WRITE);
+  const uintptr_t start = hole >= 0 ? r->holes[hole].begin : r->committed_end;
+  const int err = Protect(start, size, PROT_READ | PROT_WRITE);
   if (err != 0) {
     // Strict overcommit (vm.overcommit_memory=2) refuses the commit charge.
     CountFailure();
@@ -395,10 +390,14 @@ void* RegionGrow(int id, size_t bytes, size_t* actual) {
              Tail(id));
     return nullptr;
   }
-  void* result = reinterpret_cast<void*>(r->committed_end);
-  r->committed_end += size;
+  if (hole < 0) {
+    r->committed_end += size;
+  } else {
+    r->holes[hole].begin += size;
+    if (r->holes[hole].begin == r->holes[hole].end) RemoveHole(r, hole);
+  }
   *actual = size;
-  return result;
+  return reinterpret_cast<void*>(start);
 }
 
 bool RegionReturn(int id, uintptr_t start, size_t bytes) {

@@ -1,24 +1,16 @@
 // Regions: while the layer is active, each node's page heap grows only
 // inside its own window of the address space (numa/owner.h), so an
-// address's owner follows from the address. Memory the program places
-// itself (a named node, interleaved) has regions of its own, with or without
-// the layer, made when first used.
+// address's owner follows from the address. Placed memory (a named node,
+// interleaved) has regions of its own, with or without the layer.
 //
-// A region is reserved PROT_NONE in chunks that follow each other (so the
-// kernel merges them into one mapping), each bound to its node once, when it
-// is reserved; growing the heap commits the next part with mprotect, which
-// makes no mbind call and leaves one read-write mapping per node. Pages move
-// between nodes only through the kernel: a node releases free pages
-// (madvise), another commits fresh ones in its own region. So that the heap's
-// size (what it took from the system) follows what it uses, not the sum of
-// every node's peak, released ranges can also go back to their region
-// (RegionReturn): PROT_NONE again, a hole the region's next growth fills
-// first.
+// A region is reserved PROT_NONE in adjacent chunks (which the kernel merges
+// into one mapping), each bound once, when reserved; growth commits the next
+// part with mprotect, with no mbind call. So that the heap's size follows
+// what it uses, not the sum of every node's peak, released ranges can go
+// back to their region (RegionReturn) as holes its next growth fills first.
 //
 // Everything here runs inside malloc, under the page heap lock (growth) or
 // during Init: raw syscalls only, no locks of its own.
-//
-// Inside the gperftools tree this file lives at src/numa/region.h.
 #ifndef NUMA_TCMALLOC_NUMA_REGION_H_
 #define NUMA_TCMALLOC_NUMA_REGION_H_
 
@@ -32,9 +24,8 @@
 namespace tcmalloc {
 namespace numa {
 
-// Region ids: node n's region (n < kMaxNodes) lies in window n; the region
-// of memory placed on kernel node k is NamedRegion(k); interleaved memory has
-// kInterleavedRegion (numa/owner.h has the layout).
+// Region ids: node n's region is n; memory placed on kernel node k has
+// NamedRegion(k), interleaved memory kInterleavedRegion.
 static_assert(kWindows >= kMaxNodes, "a window for every node");
 inline constexpr int kFirstNamedRegion = kMaxNodes;
 inline constexpr int kInterleavedRegion = 2 * kMaxNodes;
@@ -53,11 +44,9 @@ static_assert(kNamedBase + kMaxNodes * kNamedPartSize <= kInterleavedBase,
               "a named part for every kernel node id");
 // Node 0's window starts at address 0, where non-PIE executables and their
 // brk heap live; its region starts higher up, 1 GiB past a 2 GiB boundary
-// like every other region (kRegionGuard), so that the page before the region,
-// which the page heap's page map must cover too, falls in the same page map
-// leaf (2 MiB, zeroed, for 2 GiB of addresses on x86-64) as the region's
-// start instead of costing a leaf of its own.
-// (Sanitizer layouts start higher: node 0's window holds no executable.)
+// like every other region, so that the page before the region, which the
+// page map must cover too, falls in the same page map leaf (2 GiB of
+// addresses on x86-64) as the region's start.
 inline constexpr uintptr_t kNode0RegionStart =
     kLayoutBase == 0 ? (uintptr_t{1} << 38) + (uintptr_t{1} << 30)  // 257 GiB
                      : kLayoutBase + (uintptr_t{1} << 30);
@@ -65,16 +54,12 @@ inline constexpr uintptr_t kNode0RegionStart =
 // adjacent (the page heap must never see neighbours of different nodes).
 inline constexpr uintptr_t kRegionGuard = uintptr_t{1} << 30;  // 1 GiB
 // Upstream's page-map class cache (PackedCache, which free() reads first) is
-// direct-mapped by page number: 2^16 entries of 8 KiB pages repeat every
-// 512 MiB of address space. Regions that started at the same offset into
-// their windows would put node n's k-th page and node m's k-th page in the
-// same entry, and nodes that grow in step would evict each other's entries
-// on every free (larson, docs/benchmarks.md). So node n's region starts
-// PageMapCacheStagger(n) further in: a fraction of that period, whole
-// commit granules (8 MiB steps), less than 512 MiB, so the page before the
-// region still falls in the same page-map leaf. TCMALLOC_SMALL_BUT_SLOW
-// builds (2^12 entries, a 32 MiB period) and other page sizes are not
-// staggered apart by it.
+// direct-mapped by page number, repeating every 512 MiB of address space:
+// regions at the same offset into their windows would have nodes that grow
+// in step evict each other's entries on every free (larson). So node n's
+// region starts PageMapCacheStagger(n) further in: whole 8 MiB steps, less
+// than 512 MiB, so the page before the region stays in the same page-map
+// leaf.
 inline constexpr uintptr_t kPageMapCachePeriod = uintptr_t{512} << 20;
 inline constexpr int kStaggerBits = 6;
 uintptr_t PageMapCacheStagger(int node);
@@ -82,13 +67,12 @@ uintptr_t PageMapCacheStagger(int node);
 // Commits are whole transparent huge pages, and multiples of every kernel
 // page size up to 2 MiB (4, 16 and 64 KiB kernels).
 inline constexpr size_t kCommitGranule = size_t{2} << 20;
-// Reservations start small (so `ulimit -v` and many nodes cost little address
-// space) and double up to kReserveMax (so a big heap needs few mbind calls).
+// Reservations start small (for `ulimit -v` and many nodes) and double up to
+// kReserveMax (so a big heap needs few mbind calls).
 inline constexpr size_t kFirstReserve = size_t{64} << 20;
 inline constexpr size_t kReserveMax = size_t{64} << 30;
-// Holes a region keeps track of. Each one splits the read-write mapping, so
-// this bounds the extra mappings at two per hole; a range that would need
-// another hole stays committed (released, so it costs no memory).
+// Holes a region keeps track of: each splits the read-write mapping. A range
+// that would need another hole stays committed (released: it costs nothing).
 inline constexpr int kMaxHoles = 16;
 
 // The part of the address space region `id` may use: [*begin, *end).
@@ -102,48 +86,40 @@ inline size_t CommitBytes(size_t bytes, size_t page_size) {
   return (bytes + unit - 1) & ~(unit - 1);
 }
 
-// How much to reserve when a region needs `need` more bytes (a multiple of
-// the granule): the next reservation size, or more if `need` is larger,
-// never beyond `room`. 0 if `need` does not fit in `room`.
+// How much to reserve when a region needs `need` more bytes: the next
+// reservation size, or `need` if larger, never beyond `room`; 0 if `need`
+// does not fit.
 inline size_t ReserveBytes(size_t need, size_t next_reserve, size_t room) {
   if (need > room) return 0;
   const size_t bytes = need > next_reserve ? need : next_reserve;
   return bytes > room ? room : bytes;
 }
 
-// Binds [start, start + len), freshly reserved for region `id`, as the
-// region's memory is to be placed; false if the kernel refused (the memory
-// is still the region's, first-touch placed).
+// Binds [start, start + len), freshly reserved for region `id`; false if the
+// kernel refused (the memory stays the region's, first-touch placed).
 using BindFn = bool (*)(void* start, size_t len, int id);
 
-// Reserves the first chunk of nodes 0..nodes-1's regions, and every later
-// chunk, bound with `bind`, and records them as their node's memory
-// (SetOwner); kernel_ids[n] names node n in messages. Returns false, with one
-// line on stderr, if any cannot be reserved (address space limit, a window
-// already in use, a kernel without room above 1 TiB); nothing stays reserved
-// then, and the layer must stay off. Nodes that already have a region keep it
-// (tests initialise the layer repeatedly).
+// Reserves the first chunk of nodes 0..nodes-1's regions; this and every
+// later chunk are bound with `bind` and recorded as their node's (SetOwner);
+// kernel_ids[n] names node n in messages. False, with one line on stderr, if
+// any cannot be reserved; nothing stays reserved then, and the layer must
+// stay off. Nodes that already have a region keep it (tests re-initialise).
 bool ReserveRegions(int nodes, const uint8_t* kernel_ids, BindFn bind);
 
-// The binder of placed regions (named nodes, interleaved), which reserve
-// their first chunk at their first growth, with or without the layer.
+// The binder of placed regions, which reserve at their first growth.
 void SetPlacedBinder(BindFn bind);
 
-// Commits at least `bytes` more of region `id` and returns its start:
-// the lowest hole big enough, else the space after the committed part
-// (reserving and binding more address space first when needed). *actual is
-// the size committed, a multiple of kCommitGranule. A placed region with a
-// binder reserves its first chunk now. nullptr if the region cannot grow
-// (window full, address-space limit, strict overcommit refused the commit):
-// counted, and said once on stderr. Call with the page heap lock.
+// Commits at least `bytes` more of region `id` and returns its start: the
+// lowest hole big enough, else the space after the committed part (reserving
+// more first when needed). *actual is the size committed, whole granules.
+// nullptr if the region cannot grow: counted, and said once on stderr. Call
+// with the page heap lock.
 void* RegionGrow(int id, size_t bytes, size_t* actual);
 
-// Gives [start, start + bytes) back to region `id`: it turns PROT_NONE and
-// becomes a hole. The caller has released the pages (madvise) and no longer
-// uses the range. False, with nothing changed, if the range is not committed
-// memory of node's region, is not aligned to the kernel's page size, would
-// need a hole beyond kMaxHoles, or the kernel refused. Call with the page
-// heap lock.
+// Gives [start, start + bytes), released and unused, back to region `id` as
+// a PROT_NONE hole. False, with nothing changed, if the range is not the
+// region's committed memory, not page-aligned, would need a hole beyond
+// kMaxHoles, or the kernel refused. Call with the page heap lock.
 bool RegionReturn(int id, uintptr_t start, size_t bytes);
 
 struct RegionStats {

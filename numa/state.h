@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "numa/bind.h"
+#include "numa/mempolicy.h"
 #include "numa/numa.h"
 #include "numa/topology.h"
 

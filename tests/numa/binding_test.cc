@@ -17,7 +17,6 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "numa/bind.h"
 #include "numa/mempolicy.h"
 #include "tests/numa/mapping.h"
 

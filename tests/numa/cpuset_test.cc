@@ -1,10 +1,9 @@
-// The cpuset read from files (numa/cpuset.h), against fake /proc and cgroup
+// The cpuset read from files (numa/topology.h), against fake /proc and cgroup
 // v2 trees: what a container's process sees when get_mempolicy is refused.
-#include "numa/cpuset.h"
-
 #include <string>
 
 #include "gtest/gtest.h"
+#include "numa/topology.h"
 #include "tests/numa/fake_sysfs.h"
 
 namespace tcmalloc {

@@ -32,7 +32,7 @@ void BM_RseqCpuId(benchmark::State& state) {
 BENCHMARK(BM_RseqCpuId);
 
 void BM_SchedGetcpu(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(CpuFromSchedGetcpu());
+  for (auto _ : state) benchmark::DoNotOptimize(sched_getcpu());
 }
 BENCHMARK(BM_SchedGetcpu);
 

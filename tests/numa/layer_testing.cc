@@ -1,6 +1,6 @@
 #include "tests/numa/layer_testing.h"
 
-#include "numa/bind.h"
+#include "numa/mempolicy.h"
 #include "numa/region.h"
 #include "numa/state.h"
 
