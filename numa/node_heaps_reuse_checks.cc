@@ -89,30 +89,6 @@ void NodeHeaps::ReleaseIfMoved(int node, const Span* span) {
                          static_cast<size_t>(span->length) << kPageShift);
 }
 
-// Whether large block `span`, coming back to first-touch `node`'s heap, is to
-// be released, judged without the page heap lock.
-static bool JudgeLargeBlock(int node, const Span* span) {
-  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
-  if (ReuseByWitness()) {
-    // Without move_pages: what was noted when the block went out.
-    ReuseWitness w;
-    if (TakeWitness(start, bytes, node, &w)) {
-      AddToCounter(Counter::kWitnessedReturns, 1);
-    }
-    if (!WitnessSaysRelease(w)) return false;
-    NoteRelease(start);
-  } else {
-    PageSample sample;
-    if (!SamplePages(start, bytes, KernelId(node), &sample) ||
-        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
-      return false;
-    }
-  }
-  AddToCounter(Counter::kReleasedForReuse, 1);
-  return true;
-}
-
 // The large block the calling thread is freeing and JudgeLargeReturn found
 // must be released, until its DeleteLocked takes the verdict.
 __attribute__((tls_model(
@@ -121,14 +97,32 @@ __attribute__((tls_model(
 void NodeHeaps::JudgeLargeReturn(const Span* span) {
   if (!Active()) return;  // the layer never sets a verdict then
   t_release_span = nullptr;
-  const Owner o = OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift);
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  const Owner o = OwnerOf(start);
   // A bound node's pages are on it whoever wrote them, and the kernel's
   // balancing leaves them there.
   if (o.kind != MemoryKind::kNode || !FirstTouchNode(o.node) ||
-      (static_cast<size_t>(span->length) << kPageShift) < kMinReuseCheckBytes) {
+      bytes < kMinReuseCheckBytes) {
     return;
   }
-  if (JudgeLargeBlock(o.node, span)) t_release_span = span;
+  if (ReuseByWitness()) {
+    // Without move_pages: what was noted when the block went out.
+    ReuseWitness w;
+    if (TakeWitness(start, bytes, o.node, &w)) {
+      AddToCounter(Counter::kWitnessedReturns, 1);
+    }
+    if (!WitnessSaysRelease(w)) return;
+    NoteRelease(start);
+  } else {
+    PageSample sample;
+    if (!SamplePages(start, bytes, KernelId(o.node), &sample) ||
+        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
+      return;
+    }
+  }
+  AddToCounter(Counter::kReleasedForReuse, 1);
+  t_release_span = span;
 }
 
 bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
