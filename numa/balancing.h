@@ -36,9 +36,8 @@ inline constexpr char kKernelBalancingPath[] =
 
 // True when the kernel's file at `path` (kKernelBalancingPath) says pages
 // migrate toward the node that touches them: bit 0 of its value (1, or 3
-// with memory tiering). 0, 2 (memory tiering alone, which promotes pages of
-// slow memory nodes and leaves CPU nodes' pages be), a missing file (a
-// kernel without NUMA balancing) or a malformed one: false.
+// with memory tiering). 0, 2 (memory tiering alone leaves CPU nodes' pages
+// be), a missing file or a malformed one: false.
 bool KernelBalancesPages(const char* path);
 
 // Spans a heap checks between two found moved, and how many it checks one

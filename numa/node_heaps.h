@@ -54,12 +54,11 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   // nullptr with errno ENOMEM when it can neither serve nor grow.
   static Span* NewPlaced(int region, Length n);
 
-  // Page-level memory for the calling thread (large objects, sampled
-  // objects, aligned blocks): from its node's heap, else borrowed from the
-  // nearest nodes that can serve it (Borrowed::kPages). nullptr with errno
-  // ENOMEM when no node can. Blocks of TCMALLOC_NUMA_INTERLEAVE_ABOVE bytes
-  // or more come from the interleaved heap instead, with or without the
-  // layer (from the thread's node's if that cannot serve).
+  // Page-level memory for the calling thread: from its node's heap, else
+  // borrowed from the nearest nodes that can serve it (Borrowed::kPages);
+  // nullptr with errno ENOMEM when no node can. Blocks of
+  // TCMALLOC_NUMA_INTERLEAVE_ABOVE bytes or more come from the interleaved
+  // heap, with or without the layer, when it can serve.
   static Span* New(Length n);  // NewAligned(n, 0)
   static Span* NewAligned(Length n, Length align_pages);
 
@@ -130,9 +129,7 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   // from upstream's allocator. Requires the page heap lock.
   static void* NewSpanStorage(PageID start);
   static void DeleteSpanStorage(Span* span);
-  // Spans in use from the nodes' storage (upstream's allocator counts the
-  // rest).
-  static int NodeSpansInUse();
+  static int NodeSpansInUse();  // upstream's allocator counts the rest
   // Where CPU node `node`'s span store lies (tests look at its page).
   static const void* SpanStoreOfNode(int node);
 

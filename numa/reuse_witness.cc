@@ -28,9 +28,8 @@ struct Note {
 };
 
 // Blocks of 2 MiB or more out at once that were not wholly present when
-// handed out; beyond this many (32 GiB of them at least) a block goes
-// unnoted. A power of two: 768 KiB of address space, resident only where
-// notes were written.
+// handed out; beyond this many (32 GiB at least) a block goes unnoted. A
+// power of two; resident only where notes were written.
 constexpr size_t kNotes = 16384;
 // Guards the notes and the blocks seen whole: a probe or a copy at a time, no
 // system call under it.
@@ -148,9 +147,8 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
     SetWhole(start, bytes, true);
     g_notes_lock.Unlock();
   }
-  // Its present pages are the node's; if no more than 1 in 20 are absent,
-  // the block passes the 1-in-20 bar (TooManyPagesElsewhere) whoever
-  // faults them in.
+  // Its present pages are the node's: at most 1 in 20 absent passes the bar
+  // of TooManyPagesElsewhere, whoever faults them in.
   if ((pages - out->present_pages) * 20 <= pages) return false;
   out->tid = static_cast<int>(RawSyscall(SYS_gettid));
   out->node = node;
