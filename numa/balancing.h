@@ -1,33 +1,23 @@
 // The kernel's automatic NUMA balancing, and what the node heaps do about it.
 //
-// With kernel.numa_balancing on (the default of Debian's, Ubuntu's and RHEL's
-// kernels on multi-node machines) the kernel samples which node touches each
-// page and migrates pages toward it. A CPU node's region, left to first
-// touch, has no memory policy of its own, so its pages may move: a thread on
-// node 1 that keeps reading node 0's objects draws their pages to node 1,
-// which is what balancing is for while the objects live. Once freed they go
-// back to node 0's heap (their owner, by address), which would hand them to
-// node 0's next allocation with their pages still on node 1: remote memory
-// for a thread that never touched it, until the kernel moves the pages back.
+// With kernel.numa_balancing on, the kernel migrates pages toward the node
+// that touches them. A CPU node's region, left to first touch, has no memory
+// policy, so a thread on node 1 that keeps reading node 0's objects draws
+// their pages to node 1. Once freed they go back to node 0's heap (their
+// owner, by address), which would hand them to node 0's next allocation with
+// their pages still on node 1.
 //
 // So, while the kernel balances (TCMALLOC_NUMA_BALANCING=cooperate), a freed
 // small-object span on its way back to its heap may be checked, with one
 // move_pages sample of its pages, and released when they lie elsewhere: its
 // next writer faults it in on its own node (policy.h, DecideMovedSpan).
 //  - Not every span: one in kSampleEvery, and every one for the next
-//    kCheckAllAfterMoved after one was released for having moved
-//    (MovedSpanCheck): a batch's spans move together. A process whose
-//    pages do not move, or whose moved spans are all kept (below), pays one
-//    system call per kSampleEvery spans its heaps take back or hand out.
+//    kCheckAllAfterMoved after one was released for having moved: a batch's
+//    spans move together.
 //  - Not the same span twice: a span that moved again after it was released
-//    is memory the program keeps using from another node (a producer on one
-//    node, a consumer on another). Releasing it again would only make the
-//    kernel move its pages again, so it is kept where the kernel put it
-//    (ReleasedSpans). No ping-pong.
-// Large blocks are checked on every return anyway (NodeHeaps::
-// ReleaseBeforeReuse), whatever moved their pages.
-//
-// Inside the gperftools tree this file lives at src/numa/balancing.h.
+//    is memory the program keeps using from another node; releasing it again
+//    would only make the kernel move it again, so it is kept (ReleasedSpans).
+// Large blocks are checked on every return (NodeHeaps::ReleaseBeforeReuse).
 #ifndef NUMA_TCMALLOC_NUMA_BALANCING_H_
 #define NUMA_TCMALLOC_NUMA_BALANCING_H_
 
@@ -46,9 +36,8 @@ inline constexpr char kKernelBalancingPath[] =
 
 // True when the kernel's file at `path` (kKernelBalancingPath) says pages
 // migrate toward the node that touches them: bit 0 of its value (1, or 3
-// with memory tiering). 0, 2 (memory tiering alone, which promotes pages of
-// slow memory nodes and leaves CPU nodes' pages be), a missing file (a
-// kernel without NUMA balancing) or a malformed one: false.
+// with memory tiering). 0, 2 (memory tiering alone leaves CPU nodes' pages
+// be), a missing file or a malformed one: false.
 bool KernelBalancesPages(const char* path);
 
 // Spans a heap checks between two found moved, and how many it checks one
@@ -56,14 +45,11 @@ bool KernelBalancesPages(const char* path);
 inline constexpr uint32_t kSampleEvery = 16;
 inline constexpr uint32_t kCheckAllAfterMoved = 1024;
 
-// Memory released because its pages lay on another node, by start address:
-// small-object spans the moved-span check released and large blocks the
-// reuse witness released. One table for the process, so that neither
-// releases the same memory again for the same reason (no ping-pong).
-// Direct-mapped: a collision forgets the older start, which may then be
-// released once more. Words are read and written atomically, so no lock is
-// needed: a lost race forgets one too. The table is SparseAlloc'd at the
-// first release; a process that releases nothing has none.
+// Memory released because its pages lay on another node, by start address,
+// by the moved-span check and by the reuse witness: one table, so that
+// neither releases the same memory again for the same reason (no ping-pong).
+// Direct-mapped: a collision or a lost race forgets a start, which may then
+// be released once more; so no lock. SparseAlloc'd at the first release.
 class ReleasedSpans {
  public:
   static constexpr size_t kEntries = 16384;
@@ -83,10 +69,9 @@ class ReleasedSpans {
 // The process's, shared by both checks.
 extern ReleasedSpans g_released_spans;
 
-// One node's check of its freed small-object spans: which are sampled (one
-// in kSampleEvery, every one for the next kCheckAllAfterMoved after a
-// release), and what a sample means given the spans released before. Used
-// under the page heap lock; zero-initialized is ready.
+// One node's check of its freed small-object spans: which are sampled, and
+// what a sample means given the spans released before. Used under the page
+// heap lock; zero-initialized is ready.
 class MovedSpanCheck {
  public:
   // True when the span passing now is to be sampled.

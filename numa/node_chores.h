@@ -1,18 +1,12 @@
-// Work a growing node leaves to another CPU node's own threads. When a node's
-// heap grows, the other nodes give up free pages (the stranded-memory bound)
-// and released address space (the heap size). Done by the growing node, that
-// work walks the other heaps' free lists, their spans and their page-map
-// entries from another node: a remote miss for nearly every line (about 12
-// KiB of list heads per heap and growth). Asked of the owner instead, its
-// own thread does it at its next refill from its page heap, where all of it
-// is local (NodeHeaps::BeforeGrowth and NewForList say when).
+// Work a growing node leaves to another CPU node's own threads: releasing
+// free pages (the stranded-memory bound) and retiring released address
+// space. Done by the growing node, it walks the other heaps' free lists,
+// spans and page-map entries remotely, a miss for nearly every line; asked
+// of the owner, its own thread does it at its next refill from its heap,
+// where all of it is local (NodeHeaps::BeforeGrowth and NewForList).
 //
-// Each node's asks lie on a page of its own (numa/node_pages.h): the owner
-// reads them on every such refill, the growing node writes them once per
-// growth. All reads and writes but OwnerHasChores's are made under the
-// page heap lock.
-//
-// Inside the gperftools tree this file lives at src/numa/node_chores.h.
+// Each node's asks lie on a page of its own (numa/node_pages.h). All reads
+// and writes but OwnerHasChores's are made under the page heap lock.
 #ifndef NUMA_TCMALLOC_NUMA_NODE_CHORES_H_
 #define NUMA_TCMALLOC_NUMA_NODE_CHORES_H_
 
@@ -36,13 +30,12 @@ void AskToRelease(int node, uint64_t pages);
 // Asks them to retire `pages` more of its released pages.
 void AskToRetire(int node, uint64_t pages);
 
-// Whether `node` has been asked for anything, asked by a thread of `node`
-// itself; read without the lock, so only a hint for whether to take it. The
-// first call writes the node's page, so that it lies on the owner's node and
-// not on the node of whoever asks first.
+// Whether `node` has been asked for anything, asked by a thread of `node`;
+// read without the lock, so only a hint. The first call writes the node's
+// page, so that it lies on the owner's node, not on the first asker's.
 bool OwnerHasChores(int node);
 // Node `node`'s asks, which are then gone (taken by its own thread, or by
-// the next growing node when its threads did not take them in between).
+// the next growing node).
 NodeChores TakeChores(int node);
 
 // Puts each node's asks on a page of its own.

@@ -1,13 +1,15 @@
 // One page heap per NUMA node (numa/node_heaps.h): the heaps, which one
-// serves and takes back page-level memory, and their stats. The decisions are
-// numa/policy.h's; this file gathers their inputs from the heaps and carries
-// out their answers. Upstream's build lists name this file alone: it compiles
-// the rest of NodeHeaps, included at its end (one concern each).
+// serves and takes back page-level memory, and their stats. Upstream's build
+// lists name this file alone: the rest of NodeHeaps, one concern a part, is
+// included at its end, inside its namespace, with the includes here.
 #include "numa/node_heaps.h"
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
+#include <initializer_list>
+#include <iterator>  // std::prev
 #include <new>
 
 #include "base/spinlock.h"
@@ -15,7 +17,11 @@
 #include "internal_logging.h"
 #include "numa/balancing.h"
 #include "numa/node_chores.h"
+#include "numa/node_pages.h"
 #include "numa/numa.h"
+#include "numa/page_sample.h"
+#include "numa/reuse_witness.h"
+#include "numa/sized_metadata_allocator.h"
 #include "numa/sparse_memory.h"
 #include "numa/stranded_nodes.h"
 #include "static_vars.h"
@@ -43,26 +49,23 @@ __attribute__((tls_model("initial-exec"))) thread_local bool t_borrowing =
 void (*g_after_span_for_test)() = nullptr;
 #endif
 
-// Whether the thread filling `region`'s list is a thread of another node
-// that came to it by the scheduler, not by borrowing: a refill looks at
-// the thread's node and fills that node's list, and the heap's lock and a
-// growth's system calls lie between that look and the writes that build
-// the new span's free list. Under first touch those writes place the
-// span's pages, and under THP=always the 2 MiB around them, on the node
-// the thread runs on when it writes.
+// Whether the thread filling `region`'s list was moved there by the
+// scheduler, not by borrowing, between the refill's look at its node and the
+// writes that build the new span's free list: under first touch those writes
+// place the span's pages (under THP=always the 2 MiB around them) where the
+// thread runs.
 bool FilledFromAnotherNode(int region) {
   return NodesWithCentralLists() > 1 && region < NodesWithCentralLists() &&
          !t_borrowing && ThisThreadsListNode() != region;
 }
 
-// Each node's region needs a page map leaf of its own (2 MiB for 2 GiB of
-// addresses in the two-level map), of which a heap writes only the entries
-// of pages it uses. With the layer on, leaves come from SparseAlloc (their
-// own mappings, without huge pages: under THP=always a leaf among other
-// metadata would make its whole 2 MiB resident) and, being fresh mappings,
-// are not cleared; nor, once memory is placed with the layer off, are
-// leaves fresh from tcmalloc's own system allocator. Maps without the hook
-// (the three-level map's leaves are small) clear as they always did.
+// Each node's region needs a page map leaf of its own (2 MiB in the
+// two-level map), of which a heap writes only the entries of pages it uses.
+// With the layer on, leaves come from SparseAlloc (under THP=always a leaf
+// among other metadata would make its whole 2 MiB resident) and, being fresh
+// mappings, are not cleared; nor, once memory is placed with the layer off,
+// are leaves fresh from tcmalloc's own system allocator. Maps without the
+// hook (the three-level map's leaves are small) clear as upstream does.
 bool FreshMappingsAreZero() { return true; }
 template <typename Map>
 auto SkipClearingFreshLeaves(Map* map, bool (*zeroes)(), int)
@@ -98,17 +101,14 @@ bool IsNodeHeap(const PageHeap* heap) {
 void* g_shared_page_map;
 
 // The page map's class cache (PageMapCacheFor). With several nodes' lists it
-// lies in fresh sparse memory that nobody clears at start: every free reads
-// an entry, and each node's regions map to entries of their own (the
-// stagger, numa/region.h), so each page of entries is first written, and
-// kept, on the node whose threads use it. A zero entry is a miss for every
-// key with bits above the cache's index bits, that is every address from
-// 512 MiB up (kCacheZeroHitLimit in SystemAlloc), where all of the layer's
-// memory lies; below it, a zero entry would read as class 0. So the page of
-// entries for the lowest addresses (NULL among them) is cleared at start, the
-// whole cache is cleared before a heap takes memory below the limit from the
-// system (SystemAlloc), and a class-0 hit in between, a pointer the allocator
-// never handed out, is reported as the invalid free it is
+// lies in fresh sparse memory that nobody clears at start, so that each page
+// of entries is first written on the node whose threads use it (each node's
+// regions map to entries of their own, numa/region.h). A zero entry is a
+// miss for every address from 512 MiB up (kCacheZeroHitLimit), where all of
+// the layer's memory lies; below it, it would read as class 0. So the page of
+// entries for the lowest addresses is cleared at start, the whole cache
+// before a heap takes memory below the limit (SystemAlloc), and a class-0
+// hit in between is reported as an invalid free
 // (ThreadCacheNodes::DeallocateSlow).
 void* g_lazy_cache;  // a PageHeap::PageMapCache, while not yet cleared
 
@@ -170,13 +170,10 @@ void* NodeHeaps::SystemAlloc(const PageHeap* heap, size_t bytes, size_t* actual,
     if (region != 0) return nullptr;
   }
   void* result = TCMalloc_SystemAlloc(bytes, actual, alignment);
-  // Below this, a zero entry of the class cache reads as class 0.
   constexpr uintptr_t kCacheZeroHitLimit =
       uintptr_t{1} << (kPageShift + PageHeap::PageMapCache::kHashbits);
   if (g_lazy_cache != nullptr && result != nullptr &&
       reinterpret_cast<uintptr_t>(result) < kCacheZeroHitLimit) {
-    // Before any object of this memory can be freed: a zero entry would
-    // read as class 0 for it.
     static_cast<PageHeap::PageMapCache*>(g_lazy_cache)->Clear();
     g_lazy_cache = nullptr;
   }
@@ -245,6 +242,12 @@ Span* NodeHeaps::NewPlaced(int region, Length n) {
   return span;
 }
 
+// Span of n pages (aligned to align_pages if not 0) from `heap`, if any.
+static Span* NewIn(PageHeap* heap, Length n, Length align_pages) {
+  if (heap == nullptr) return nullptr;
+  return align_pages != 0 ? heap->NewAligned(n, align_pages) : heap->New(n);
+}
+
 // A block of TCMALLOC_NUMA_INTERLEAVE_ABOVE or more, from the interleaved
 // heap; nullptr when interleaving is off or cannot serve (the caller then
 // serves it from a node's heap: the region code said why, once).
@@ -255,22 +258,16 @@ static Span* NewInterleaved(Length n, Length align_pages) {
     return nullptr;
   }
   const int saved_errno = errno;
-  PageHeap* heap = NodeHeaps::Heap(kInterleavedRegion);
-  Span* span = heap == nullptr    ? nullptr
-               : align_pages != 0 ? heap->NewAligned(n, align_pages)
-                                  : heap->New(n);
+  Span* span = NewIn(NodeHeaps::Heap(kInterleavedRegion), n, align_pages);
   errno = saved_errno;
   return span;
 }
 
-// Span of n pages (aligned to align_pages if not 0) from node's heap.
-static Span* NewFromNode(int node, Length n, Length align_pages) {
-  PageHeap* heap = NodeHeaps::Heap(node);
-  if (heap == nullptr) return nullptr;
-  return align_pages != 0 ? heap->NewAligned(n, align_pages) : heap->New(n);
-}
+Span* NodeHeaps::New(Length n) { return NewAligned(n, 0); }
 
-Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
+Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
+  if (Span* span = NewInterleaved(n, align_pages)) return span;
+  if (!Active()) return NewIn(Static::pageheap(), n, align_pages);
   const int node = CurrentNode();
   const int saved_errno = errno;  // a borrowed success leaves errno alone
   if (align_pages == 0 && StartsOnHugePage(n << kPageShift) &&
@@ -278,13 +275,13 @@ Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
     align_pages = kHugePageBytes >> kPageShift;
   }
   const uint64_t commits = CommitsOf(node);  // for NoteLargeHandOut
-  Span* span = NewFromNode(node, n, align_pages);
+  Span* span = NewIn(Heap(node), n, align_pages);
   if (span != nullptr) NoteServe(node);
   if (span == nullptr) {
     int order[kMaxNodes];
     const int count = LendersOf(node, Borrowed::kPages, order);
     for (int i = 0; i < count && span == nullptr; ++i) {
-      span = NewFromNode(order[i], n, align_pages);
+      span = NewIn(Heap(order[i]), n, align_pages);
     }
   }
   errno = span != nullptr ? saved_errno : ENOMEM;
@@ -293,18 +290,6 @@ Span* NodeHeaps::NewForThisThread(Length n, Length align_pages) {
   }
   if (node < NodesWithCentralLists()) DoChores(node);
   return span;
-}
-
-Span* NodeHeaps::New(Length n) {
-  if (Span* span = NewInterleaved(n, 0)) return span;
-  if (!Active()) return Static::pageheap()->New(n);
-  return NewForThisThread(n, 0);
-}
-
-Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
-  if (Span* span = NewInterleaved(n, align_pages)) return span;
-  if (!Active()) return Static::pageheap()->NewAligned(n, align_pages);
-  return NewForThisThread(n, align_pages);
 }
 
 Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
@@ -373,19 +358,16 @@ Length NodeHeaps::ReleaseAtLeastNPages(PageHeap* heap, Length num_pages) {
   return released;
 }
 
-// Adds one heap's stats to `sum`.
+// Adds one heap's stats to `sum`, field by field.
 static void AddStats(const PageHeap::Stats& s, PageHeap::Stats* sum) {
-  sum->system_bytes += s.system_bytes;
-  sum->free_bytes += s.free_bytes;
-  sum->unmapped_bytes += s.unmapped_bytes;
-  sum->committed_bytes += s.committed_bytes;
-  sum->scavenge_count += s.scavenge_count;
-  sum->commit_count += s.commit_count;
-  sum->total_commit_bytes += s.total_commit_bytes;
-  sum->decommit_count += s.decommit_count;
-  sum->total_decommit_bytes += s.total_decommit_bytes;
-  sum->reserve_count += s.reserve_count;
-  sum->total_reserve_bytes += s.total_reserve_bytes;
+  using S = PageHeap::Stats;
+  for (uint64_t S::*f :
+       {&S::system_bytes, &S::free_bytes, &S::unmapped_bytes,
+        &S::committed_bytes, &S::scavenge_count, &S::commit_count,
+        &S::total_commit_bytes, &S::decommit_count, &S::total_decommit_bytes,
+        &S::reserve_count, &S::total_reserve_bytes}) {
+    sum->*f += s.*f;
+  }
 }
 
 PageHeap::Stats NodeHeaps::Stats(const PageHeap* heap) {
@@ -437,6 +419,10 @@ void NodeHeaps::GetLargeSpanStats(PageHeap::LargeSpanStats* result) {
   });
 }
 
+#include "numa/node_heaps_metadata.cc"
+#include "numa/node_heaps_reuse_checks.cc"
+#include "numa/node_heaps_unstranding.cc"
+
 }  // namespace numa
 
 PageHeap::Stats PageHeap::StatsLocked() const {
@@ -444,7 +430,3 @@ PageHeap::Stats PageHeap::StatsLocked() const {
 }
 
 }  // namespace tcmalloc
-
-#include "numa/node_heaps_metadata.cc"
-#include "numa/node_heaps_reuse_checks.cc"
-#include "numa/node_heaps_unstranding.cc"

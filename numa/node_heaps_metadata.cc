@@ -1,26 +1,13 @@
 // Where NodeHeaps' metadata lies (numa/node_heaps.h): node heaps 1.. and
 // each CPU node's spans, on memory their own node's threads write first.
-// Compiled inside numa/node_heaps.cc.
-#include <string.h>
-
-#include "numa/node_heaps.h"
-#include "numa/node_pages.h"
-#include "numa/numa.h"
-#include "numa/sized_metadata_allocator.h"
-#include "numa/sparse_memory.h"
-#include "static_vars.h"
-
-namespace tcmalloc {
-namespace numa {
+// A part of numa/node_heaps.cc, included inside its namespace.
 namespace {
 
 // Node heaps 1.. (about 12.5 KiB each: their free lists' heads, which every
 // page allocation of the node walks). With the layer active, pages of their
 // own without huge pages, first written by the heap's constructor on the
-// thread that first needs the heap: for a CPU node one of its own (its first
-// refill or large block), so the heap lies on its node. Upstream's metadata
-// arena would put it beside other metadata, on whichever node wrote that
-// first (under THP=always, the main thread's huge page).
+// thread that first needs the heap, for a CPU node one of its own, so the
+// heap lies on its node (not beside other metadata, on the main thread's).
 void* NodeHeapStorage(size_t bytes) {
   return Active() ? SparseAlloc(bytes) : MetaDataAlloc(bytes);
 }
@@ -30,9 +17,7 @@ void* (*g_storage)(size_t) = NodeHeapStorage;
 
 // Each CPU node's spans (NewSpanStorage): a store on a page of the node's
 // own (numa/node_pages.h), set up by the node's first span, so first written
-// by a thread of the node (its first refill grows its heap). In one static
-// array the stores (48 bytes each) shared lines, on a page the main thread
-// wrote: every other node's NewSpan and DeleteSpan missed remotely there.
+// by a thread of the node (its first refill grows its heap).
 NodePages<SizedMetadataAllocator> g_span_stores;
 
 // Node `node`'s store. Spans are made and freed under the page heap lock,
@@ -99,6 +84,3 @@ void NodeHeaps::SetStorageForTest(void* (*alloc)(size_t)) {
   g_storage = alloc != nullptr ? alloc : NodeHeapStorage;
 }
 #endif
-
-}  // namespace numa
-}  // namespace tcmalloc

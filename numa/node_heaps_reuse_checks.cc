@@ -2,33 +2,20 @@
 // to, or just taken from, a first-touch node's heap has pages on another node
 // and is released so that they fault in where its next writer runs. By a
 // sample of its pages (move_pages) or, where that is refused, the reuse
-// witness. Compiled inside numa/node_heaps.cc.
-#include "base/spinlock.h"
-#include "numa/balancing.h"
-#include "numa/node_heaps.h"
-#include "numa/numa.h"
-#include "numa/page_sample.h"
-#include "numa/reuse_witness.h"
-#include "static_vars.h"
-#include "system-alloc.h"
-
-namespace tcmalloc {
-namespace numa {
+// witness. A part of numa/node_heaps.cc, included inside its namespace.
 namespace {
 
-// Each CPU node's check of its small-object spans, as they come back and as
-// they go to a central list, while the kernel balances
-// (CooperatesWithBalancing). Used under the page heap lock. A page each:
-// written on every span that passes, mostly by the node's own threads, so
-// first touch puts each where it is used (address space only until then).
+// Each CPU node's check of its small-object spans while the kernel balances
+// (CooperatesWithBalancing), under the page heap lock. A page each: written
+// on every span that passes, mostly by the node's own threads, so first
+// touch puts each where it is used.
 struct alignas(4096) NodeMovedSpanCheck {
   MovedSpanCheck check;
 };
 NodeMovedSpanCheck g_moved[kMaxNodes];
 
 // True when small-object span `span` of first-touch `node`'s heap is to be
-// released: sampled, its pages found elsewhere, and not released for that
-// before (MovedSpanCheck). Requires the page heap lock.
+// released (MovedSpanCheck). Requires the page heap lock.
 bool ReleaseMovedSpan(int node, const Span* span) {
   MovedSpanCheck& check = g_moved[node].check;
   if (!check.ShouldCheck()) return false;
@@ -68,14 +55,11 @@ uint64_t NodeHeaps::CommitsOf(int node) {
 }
 
 // Notes a large block of a first-touch node as the calling thread (on
-// `node`) takes it, for ReleaseBeforeReuse's witness (move_pages refused).
-// The note needs the block's present pages (one mincore), and only a block
-// with absent pages gets one. A block seen whole before and served without a
-// commit (the node's `commits` unchanged: the heap decommitted nothing it
-// hands out now) is whole still, but for pages the program itself gave back:
-// one such block in kKeptHandOutsPerLook is looked at, the rest cost no
-// system call (with 256 threads on 2 CPUs, a mincore on every large malloc
-// makes its p99 a hundred times vanilla's in the lab).
+// `node`) takes it, for the witness (move_pages refused). A block seen whole
+// before and served without a commit (`commits` unchanged) is whole still,
+// but for pages the program itself gave back: one such block in
+// kKeptHandOutsPerLook is looked at, the rest cost no mincore (one on every
+// large malloc makes its p99 a hundred times vanilla's with many threads).
 void NodeHeaps::NoteLargeHandOut(const Span* span, int node, uint64_t commits) {
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
@@ -105,30 +89,6 @@ void NodeHeaps::ReleaseIfMoved(int node, const Span* span) {
                          static_cast<size_t>(span->length) << kPageShift);
 }
 
-// Whether large block `span`, coming back to first-touch `node`'s heap, is to
-// be released, judged without the page heap lock.
-static bool JudgeLargeBlock(int node, const Span* span) {
-  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
-  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
-  if (ReuseByWitness()) {
-    // Without move_pages: what was noted when the block went out.
-    ReuseWitness w;
-    if (TakeWitness(start, bytes, node, &w)) {
-      AddToCounter(Counter::kWitnessedReturns, 1);
-    }
-    if (!WitnessSaysRelease(w)) return false;
-    NoteRelease(start);
-  } else {
-    PageSample sample;
-    if (!SamplePages(start, bytes, KernelId(node), &sample) ||
-        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
-      return false;
-    }
-  }
-  AddToCounter(Counter::kReleasedForReuse, 1);
-  return true;
-}
-
 // The large block the calling thread is freeing and JudgeLargeReturn found
 // must be released, until its DeleteLocked takes the verdict.
 __attribute__((tls_model(
@@ -137,14 +97,32 @@ __attribute__((tls_model(
 void NodeHeaps::JudgeLargeReturn(const Span* span) {
   if (!Active()) return;  // the layer never sets a verdict then
   t_release_span = nullptr;
-  const Owner o = OwnerOf(static_cast<uintptr_t>(span->start) << kPageShift);
+  const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
+  const size_t bytes = static_cast<size_t>(span->length) << kPageShift;
+  const Owner o = OwnerOf(start);
   // A bound node's pages are on it whoever wrote them, and the kernel's
   // balancing leaves them there.
   if (o.kind != MemoryKind::kNode || !FirstTouchNode(o.node) ||
-      (static_cast<size_t>(span->length) << kPageShift) < kMinReuseCheckBytes) {
+      bytes < kMinReuseCheckBytes) {
     return;
   }
-  if (JudgeLargeBlock(o.node, span)) t_release_span = span;
+  if (ReuseByWitness()) {
+    // Without move_pages: what was noted when the block went out.
+    ReuseWitness w;
+    if (TakeWitness(start, bytes, o.node, &w)) {
+      AddToCounter(Counter::kWitnessedReturns, 1);
+    }
+    if (!WitnessSaysRelease(w)) return;
+    NoteRelease(start);
+  } else {
+    PageSample sample;
+    if (!SamplePages(start, bytes, KernelId(o.node), &sample) ||
+        !TooManyPagesElsewhere(sample.on_node, sample.elsewhere)) {
+      return;
+    }
+  }
+  AddToCounter(Counter::kReleasedForReuse, 1);
+  t_release_span = span;
 }
 
 bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
@@ -163,6 +141,3 @@ bool NodeHeaps::ReleaseBeforeReuse(const PageHeap* heap, const Span* span) {
   return CooperatesWithBalancing() &&
          ReleaseMovedSpan(heap->numa_region_, span);
 }
-
-}  // namespace numa
-}  // namespace tcmalloc

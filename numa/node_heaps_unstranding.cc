@@ -1,22 +1,8 @@
 // NodeHeaps' unstranding (numa/node_heaps.h): before a node's heap grows,
 // the free pages other nodes hold beyond the bound are released and their
 // address space given back to their regions, by the grower or, asked, by the
-// nodes' own threads (numa/node_chores.h). Compiled inside
-// numa/node_heaps.cc.
-#include <time.h>
-
-#include <iterator>  // std::prev
-
-#include "base/spinlock.h"
-#include "numa/node_chores.h"
-#include "numa/node_heaps.h"
-#include "numa/numa.h"
-#include "numa/stranded_nodes.h"
-#include "static_vars.h"
-#include "system-alloc.h"
-
-namespace tcmalloc {
-namespace numa {
+// nodes' own threads (numa/node_chores.h). A part of numa/node_heaps.cc,
+// included inside its namespace.
 
 bool NodeHeaps::CarryOutChores(PageHeap* heap, int node) {
   const NodeChores chores = TakeChores(node);
@@ -196,6 +182,3 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     released_pages[i] = 0;
   }
 }
-
-}  // namespace numa
-}  // namespace tcmalloc

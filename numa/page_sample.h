@@ -2,8 +2,6 @@
 // no target nodes only reports, it moves nothing. The page heaps ask it when a
 // large block comes back, to keep reuse local under first-touch placement
 // (policy.h, ReleaseBeforeReuse).
-//
-// Inside the gperftools tree this file lives at src/numa/page_sample.h.
 #ifndef NUMA_TCMALLOC_NUMA_PAGE_SAMPLE_H_
 #define NUMA_TCMALLOC_NUMA_PAGE_SAMPLE_H_
 

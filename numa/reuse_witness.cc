@@ -1,7 +1,6 @@
 // The notes behind the reuse check without move_pages (numa/reuse_witness.h).
 #include "numa/reuse_witness.h"
 
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,9 +27,8 @@ struct Note {
 };
 
 // Blocks of 2 MiB or more out at once that were not wholly present when
-// handed out; beyond this many (32 GiB of them at least) a block goes
-// unnoted. A power of two: 768 KiB of address space, resident only where
-// notes were written.
+// handed out; beyond this many (32 GiB at least) a block goes unnoted. A
+// power of two; resident only where notes were written.
 constexpr size_t kNotes = 16384;
 // Guards the notes and the blocks seen whole: a probe or a copy at a time, no
 // system call under it.
@@ -46,8 +44,7 @@ size_t Slot(uintptr_t start, size_t entries = kNotes) {
          (entries - 1);
 }
 
-// Blocks seen whole: at a hand-out, every page present. A
-// direct-mapped table of 4096 (start, bytes), SparseAlloc'd at the first
+// Blocks seen whole at a hand-out, direct-mapped, SparseAlloc'd at the first
 // entry; a collision forgets one (that block is looked at again).
 struct Whole {
   uintptr_t start;
@@ -68,8 +65,7 @@ void SetWhole(uintptr_t start, size_t bytes, bool whole) {
 }
 
 uint64_t Faults(int who) {
-  struct rusage ru;
-  memset(&ru, 0, sizeof(ru));
+  struct rusage ru = {};
   if (RawSyscall(SYS_getrusage, who, reinterpret_cast<long>(&ru)) != 0) {
     return 0;
   }
@@ -78,9 +74,10 @@ uint64_t Faults(int who) {
 }
 
 // Pages of [start, start + bytes) the kernel holds (mincore), one call per
-// `vec_bytes` pages.
-uint64_t PresentPages(uintptr_t start, size_t bytes, unsigned char* vec,
-                      size_t vec_bytes) {
+// 1024 pages. Called with no lock held, so the vector is on the stack.
+uint64_t PresentPages(uintptr_t start, size_t bytes) {
+  unsigned char vec[1024];
+  constexpr size_t vec_bytes = sizeof(vec);
   const uintptr_t page = static_cast<uintptr_t>(getpagesize());
   uint64_t present = 0;
   const uintptr_t end = (start + bytes + page - 1) & ~(page - 1);
@@ -141,8 +138,7 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
   const uintptr_t page = static_cast<uintptr_t>(getpagesize());
   out->start = start;
   out->bytes = bytes;
-  unsigned char vec[1024];  // no lock held: on the stack
-  out->present_pages = PresentPages(start, bytes, vec, sizeof(vec));
+  out->present_pages = PresentPages(start, bytes);
   const uint64_t pages = (bytes + page - 1) / page;
   if (out->present_pages == pages) {
     SparseTable(&g_whole, kWholeEntries);
@@ -150,9 +146,8 @@ bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
     SetWhole(start, bytes, true);
     g_notes_lock.Unlock();
   }
-  // Its present pages are the node's; if no more than 1 in 20 are absent,
-  // the block passes the 1-in-20 bar (TooManyPagesElsewhere) whoever
-  // faults them in.
+  // Its present pages are the node's: at most 1 in 20 absent passes the bar
+  // of TooManyPagesElsewhere, whoever faults them in.
   if ((pages - out->present_pages) * 20 <= pages) return false;
   out->tid = static_cast<int>(RawSyscall(SYS_gettid));
   out->node = node;
@@ -195,14 +190,8 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   g_notes_lock.Lock();
   const bool noted = TakeNote(start, &note);
   g_notes_lock.Unlock();
-  if (!noted) {
-    // A block wholly present when handed out, a piece of a free span
-    // (NewAligned's leftovers, a span's remainder) or fresh growth: no page
-    // gained, as far as the heap can tell (an unnoted block too).
-    return false;
-  }
-  unsigned char vec[1024];  // no lock held: on the stack
-  const uint64_t present = PresentPages(start, bytes, vec, sizeof(vec));
+  if (!noted) return false;  // no page gained, as far as the heap can tell
+  const uint64_t present = PresentPages(start, bytes);
   w->gained_pages =
       present > note.present_pages ? present - note.present_pages : 0;
   w->allocator_on_node = true;
@@ -210,9 +199,8 @@ bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w) {
   // its other threads' faults alone): no counter need be read.
   if (w->gained_pages * 20 <= w->block_pages) return true;
   // Another thread's fault count could only come from /proc, a file read
-  // inside free: a block its taker does not return is judged
-  // as one whose taker is gone, and released (it gained enough pages to
-  // matter, and nobody can say who faulted them).
+  // inside free: a block its taker does not return is judged as one whose
+  // taker is gone (nobody can say who faulted its pages).
   const bool taker_returns =
       note.tid == static_cast<int>(RawSyscall(SYS_gettid));
   const uint64_t thread_faults =

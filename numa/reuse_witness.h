@@ -1,16 +1,11 @@
 // What the heap notes about a large block when it hands it out on a
 // first-touch node, so that the reuse check can judge the block on its way
 // back without move_pages, which container seccomp profiles refuse
-// (ReuseWitness and WitnessSaysRelease in numa/policy.h; docs/design.md,
-// "Without move_pages").
+// (ReuseWitness and WitnessSaysRelease in numa/policy.h).
 //
-// Notes live in a table of their own (SparseAlloc'd at the first note),
-// guarded by a leaf lock of their own: callers hold no lock, and no system
-// call is made under it, so the page heap lock every large allocation takes
-// waits for none of the witness's calls. Raw syscalls only: gettid,
-// getrusage and mincore; no file is read.
-//
-// Inside the gperftools tree this file lives at src/numa/reuse_witness.h.
+// Notes live in a SparseAlloc'd table guarded by a leaf lock of their own:
+// callers hold no lock, and no system call is made under it, so the page
+// heap lock waits for none of the witness's calls. Raw syscalls only.
 #ifndef NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
 #define NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
 
@@ -37,16 +32,13 @@ struct HandOut {
 
 // Reads what a HandOut holds for [start, start + bytes), taken by the
 // calling thread on `node`. False when at most 1 in 20 of its pages are
-// absent: whoever faults those in, the block passes the reuse check's
-// 1-in-20 bar, so it needs no note (the steady state of a reused block costs
-// this one mincore). Call it without the page heap lock: mincore walks the
-// block.
+// absent: whoever faults those in, the block passes the reuse check's bar,
+// so it needs no note. Call it without the page heap lock (mincore).
 bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out);
 
 // True when ObserveHandOut last found the block of `bytes` at `start` whole
-// (every page present) and the witness has not released it since: unless
-// the heap decommitted it (then it counts a commit when it serves it again),
-// it is whole still, and needs no look.
+// and the witness has not released it since: unless the heap decommitted it
+// (counted as a commit), it is whole still, and needs no look.
 bool SeenWhole(uintptr_t start, size_t bytes);
 
 // Keeps `h` until the block returns. False if the table is full: the block
@@ -63,7 +55,7 @@ void NoteRelease(uintptr_t start);
 // A span of `bytes` at `start` comes back to the heap of `node`: takes its
 // note and fills *w. False if it has none (a block wholly present when
 // handed out, a piece of a free span, fresh growth): then *w says nothing
-// was gained. Call it without the page heap lock: mincore walks the block.
+// was gained. Call it without the page heap lock (mincore).
 bool TakeWitness(uintptr_t start, size_t bytes, int node, ReuseWitness* w);
 
 // The most pages one page fault brings into the heap's regions: a PMD huge

@@ -16,36 +16,25 @@ constexpr size_t kPage = 4096;
 // address space only, until written.
 constexpr size_t kStep = size_t{8} << 20;
 
-// Guards g_next and g_left. Callers hold the page heap lock or a log lock
-// (log blocks), never both, so neither alone keeps two carvings apart.
+// Guards the carving state and the hook. Callers hold the page heap lock or
+// a log lock (log blocks), never both, so neither alone keeps two carvings
+// apart.
 LeafLock g_lock;
-
-// The unused rest of the current step (guarded by g_lock).
 char* g_next;
 size_t g_left;
+void (*g_mapping_hook)(void* start, size_t len);
 
-void (*g_mapping_hook)(void* start, size_t len);  // guarded by g_lock
-
-// The rest of SparseAlloc, under the lock.
-void* Carve(size_t len) {
-  if (len > g_left) {
-    const size_t map_len = len > kStep ? len : kStep;
-    const long p =
-        RawSyscall(SYS_mmap, 0, static_cast<long>(map_len),
-                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p < 0 && p > -4096) return nullptr;
-    RawSyscall(SYS_madvise, p, static_cast<long>(map_len), MADV_NOHUGEPAGE);
-    if (g_mapping_hook != nullptr) {
-      g_mapping_hook(reinterpret_cast<void*>(p), map_len);
-    }
-    // What was left of the previous step stays unused, and untouched.
-    g_next = reinterpret_cast<char*>(p);
-    g_left = map_len;
+// A fresh step of `len` bytes (under g_lock).
+void* MapStep(size_t len) {
+  const long p =
+      RawSyscall(SYS_mmap, 0, static_cast<long>(len), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p < 0 && p > -4096) return nullptr;
+  RawSyscall(SYS_madvise, p, static_cast<long>(len), MADV_NOHUGEPAGE);
+  if (g_mapping_hook != nullptr) {
+    g_mapping_hook(reinterpret_cast<void*>(p), len);
   }
-  void* result = g_next;
-  g_next += len;
-  g_left -= len;
-  return result;
+  return reinterpret_cast<void*>(p);
 }
 
 }  // namespace
@@ -63,7 +52,8 @@ void* SparseAlloc(size_t bytes) {
   if (bytes == 0 || bytes > ~size_t{0} - kStep) return nullptr;
   const size_t len = (bytes + kPage - 1) & ~(kPage - 1);
   LockSparseMemory();
-  void* result = Carve(len);
+  void* result =
+      BumpCarve(&g_next, &g_left, len, len > kStep ? len : kStep, MapStep);
   UnlockSparseMemory();
   return result;
 }

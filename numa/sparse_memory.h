@@ -2,22 +2,16 @@
 // which a heap writes the entries of the pages it uses) and thread caches'
 // node lists (a page per node, of which a thread writes its own nodes').
 //
-// Under transparent huge pages set to `always` (Debian's and RHEL's kernel
-// default), the first write to any 2 MiB-aligned stretch of an ordinary
-// anonymous mapping makes the whole stretch resident. Metadata that counts on
-// untouched pages costing nothing must therefore live where huge pages are
-// off: this memory comes from mappings of its own marked MADV_NOHUGEPAGE, so
-// only the 4 KiB pages written are resident. They are mapped in steps of
-// several MiB and carved in order, so that all of a process's sparse
-// metadata lies in one or a few mappings (each separate mapping counts
-// against vm.max_map_count and may split from its neighbours); the unused
-// rest of a step is untouched and costs no memory. Fresh memory is zero.
-// Never freed.
+// Under transparent huge pages set to `always`, the first write to any 2
+// MiB-aligned stretch of an ordinary anonymous mapping makes the whole
+// stretch resident, so this memory comes from mappings of its own marked
+// MADV_NOHUGEPAGE: only the 4 KiB pages written are resident. They are mapped
+// in steps of several MiB and carved in order, so that all sparse metadata
+// lies in one or a few mappings (each counts against vm.max_map_count); the
+// unused rest of a step is untouched. Fresh memory is zero. Never freed.
 //
 // Raw syscalls only: called inside malloc, under the page heap lock and
 // under the remote-free logs' locks, so it takes a leaf lock of its own.
-//
-// Inside the gperftools tree this file lives at src/numa/sparse_memory.h.
 #ifndef NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 #define NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 
@@ -32,6 +26,24 @@ namespace numa {
 // kernel refuses the mapping. A refused madvise is ignored (the memory is
 // still usable, only denser in RAM). Thread-safe.
 void* SparseAlloc(size_t bytes);
+
+// The metadata bump allocator: `len` bytes carved off [*next, *next + *left).
+// When they do not fit, the rest stays unused (and untouched) for a fresh
+// area of `area_len` >= len bytes from `map`; nullptr, the area unchanged,
+// if `map` fails. The caller serializes.
+inline void* BumpCarve(char** next, size_t* left, size_t len, size_t area_len,
+                       void* (*map)(size_t)) {
+  if (len > *left) {
+    char* area = static_cast<char*>(map(area_len));
+    if (area == nullptr) return nullptr;
+    *next = area;
+    *left = area_len;
+  }
+  void* result = *next;
+  *next += len;
+  *left -= len;
+  return result;
+}
 
 // `*table`, `entries` zeroed T's, SparseAlloc'd at its first use: of two
 // threads that race here, one mapping stays untouched address space. nullptr
@@ -51,9 +63,8 @@ T* SparseTable(T** table, size_t entries) {
 
 // Called on each fresh mapping before any of it is written, under
 // SparseAlloc's lock (raw syscalls only, no allocation). Init sets it where
-// the kernel's NUMA balancing would otherwise move the metadata this memory
-// holds away from its first writer's node (numa.cc); nullptr, the default,
-// does nothing.
+// the kernel's NUMA balancing would otherwise move the metadata away from
+// its first writer's node (numa.cc); nullptr, the default, does nothing.
 void SetSparseMappingHook(void (*hook)(void* start, size_t len));
 
 // The leaf lock SparseAlloc takes, held across fork() (innermost of the

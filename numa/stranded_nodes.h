@@ -5,17 +5,13 @@
 // "A while" is learned per node. It starts at TCMALLOC_NUMA_STRANDED_IDLE_MS
 // and doubles, up to kMaxIdleDoublings times, each time a node whose pages
 // were released grows or recommits again within kRegrowthWindows of its idle
-// time: its threads came back, and the release only cost faults. A node whose
-// threads stay away longer than that halves it again. So a load that moves
-// for good hands its memory over after the base idle time (or once the other
-// nodes grew by the stranded bound), while threads that move back and forth
-// (re-pinned, or moved by the scheduler) keep both nodes' pages after a few
-// round trips.
+// time (its threads came back: the release only cost faults), and halves
+// when they stay away longer. So a load that moves for good hands its memory
+// over soon, while threads that move back and forth keep both nodes' pages
+// after a few round trips.
 //
 // Everything but NoteServe runs under the page-heap lock; the clock is the
 // caller's (a vDSO read, no system call).
-//
-// Inside the gperftools tree this file lives at src/numa/stranded_nodes.h.
 #ifndef NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_
 #define NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_
 
@@ -49,8 +45,8 @@ uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns,
 // `node`'s free pages are being released, or asked to be, at `now_ns`.
 void NoteUnstranded(int node, uint64_t now_ns);
 
-// `node` grows or recommits released pages at `now_ns`: if that follows its
-// own release closely, its idle time doubles, otherwise it halves.
+// `node` grows or recommits released pages at `now_ns` (adapts its idle
+// time, as above).
 void NoteRegrowth(int node, uint64_t base_idle_ns, uint64_t now_ns);
 
 // `node`'s current idle time.
