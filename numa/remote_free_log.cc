@@ -31,14 +31,6 @@ NodeInbox& InboxOf(int node) { return g_inboxes[node]; }
 
 void PlaceInboxesOnNodePages() { g_inboxes.Place(); }
 
-void BlockStack::Push(LogBlock* first, LogBlock* last) {
-  LogBlock* head = head_.load(std::memory_order_relaxed);
-  do {
-    last->next = head;
-  } while (!head_.compare_exchange_weak(head, first, std::memory_order_release,
-                                        std::memory_order_relaxed));
-}
-
 bool NodeInbox::Offer(LogBlock* block) {
   // Counted before the push, so that TakeAll never subtracts what was not
   // yet added.
@@ -53,12 +45,16 @@ bool NodeInbox::Offer(LogBlock* block) {
     blocks_.fetch_sub(1, std::memory_order_relaxed);
     return false;
   }
-  full_.Push(block, block);
+  LogBlock* head = full_.load(std::memory_order_relaxed);
+  do {
+    block->next = head;
+  } while (!full_.compare_exchange_weak(head, block, std::memory_order_release,
+                                        std::memory_order_relaxed));
   return true;
 }
 
 LogBlock* NodeInbox::TakeAll() {
-  LogBlock* taken = full_.TakeAll();
+  LogBlock* taken = full_.exchange(nullptr, std::memory_order_acquire);
   uint32_t blocks = 0;
   uint64_t bytes = 0;
   for (LogBlock* b = taken; b != nullptr; b = b->next) {
