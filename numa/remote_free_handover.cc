@@ -16,6 +16,15 @@ struct alignas(64) SharedLog {
 // [freeing node][owner node]; untouched but for the pairs that free.
 SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
 
+template <typename Fn>
+void ForEachSharedLog(Fn fn) {
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    for (int owner = 0; owner < NodesWithLists(); ++owner) {
+      fn(g_shared_logs[here][owner]);
+    }
+  }
+}
+
 // Appends `object` of node class `cl` to `log`, which has room; true when
 // that filled it. Inlined, so that DeallocateSlow's common case makes no
 // call (and no stack frame).
@@ -67,6 +76,80 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
   LinkingRemoteFrees(false);
 }
 
+// A drained or shared log's block: linked in from here, back to its pool.
+void LinkAndReturn(LogBlock* block, int node) {
+  LinkIntoCentralLists(block, node);
+  ReturnBlock(block);
+}
+
+// A full block to `node`'s inbox: true if taken, else its objects were
+// linked in from here and it is empty.
+bool HandOverBlock(LogBlock* block, int node) {
+  AddToCounter(Counter::kRemoteFreeObjects, block->count);
+  if (InboxOf(node).Offer(block)) return true;
+  // The owner's inbox is full (no thread of it has refilled for a while):
+  // the objects go in from here, remote writes as without logs.
+  AddToCounter(Counter::kInboxFullObjects, block->count);
+  LinkIntoCentralLists(block, node);
+  block->count = 0;
+  block->bytes = 0;
+  return false;
+}
+
+// True when a free without a thread cache was logged as a remote free.
+bool TookCachelessFree(void* ptr, uint32_t cl) {
+  if (!g_logs) return false;
+  const int owner = ClassNode(cl);
+  const int here = ThisThreadsListNode();
+  if (owner == here || !Loggable(ptr, owner)) return false;
+  SharedLog& log = g_shared_logs[here][owner];
+  // A new block is taken with the log's lock dropped: the pool and
+  // SparseAlloc have leaf locks of their own, and a leaf lock holds no other.
+  LogBlock* spare = nullptr;
+  log.lock.Lock();
+  if (log.block == nullptr) {
+    log.lock.Unlock();
+    if ((spare = NewBlock(owner, NodesWithLists())) == nullptr) return false;
+    log.lock.Lock();
+    if (log.block == nullptr) {
+      log.block = spare;
+      spare = nullptr;
+    }
+  }
+  LogBlock* full = nullptr;
+  if (AppendRemoteFree(log.block, ptr, cl)) {
+    full = log.block;
+    log.block = nullptr;
+  }
+  log.lock.Unlock();
+  if (spare != nullptr) ReturnBlock(spare);  // another thread made one first
+  if (full != nullptr && !HandOverBlock(full, owner)) {
+    ReturnBlock(full);
+  }
+  return true;
+}
+
+void FlushSharedLogsTo(int owner) {
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    SharedLog& log = g_shared_logs[here][owner];
+    log.lock.Lock();
+    LogBlock* block = log.block;
+    log.block = nullptr;
+    log.lock.Unlock();
+    if (block == nullptr) continue;
+    AddToCounter(Counter::kRemoteFreeObjects, block->count);
+    LinkAndReturn(block, owner);
+  }
+}
+
+void DrainInbox(int node) {
+  for (LogBlock* block = InboxOf(node).TakeAll(); block != nullptr;) {
+    LogBlock* next = block->next;
+    LinkAndReturn(block, node);
+    block = next;
+  }
+}
+
 }  // namespace
 }  // namespace numa
 
@@ -106,18 +189,6 @@ void ThreadCacheNodes::LogIntoNewBlock(ThreadCache* cache, void* ptr,
   if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) HandOver(cache, node);
 }
 
-bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
-  AddToCounter(Counter::kRemoteFreeObjects, block->count);
-  if (InboxOf(node).Offer(block)) return true;
-  // The owner's inbox is full (no thread of it has refilled for a while):
-  // the objects go in from here, remote writes as without logs.
-  AddToCounter(Counter::kInboxFullObjects, block->count);
-  LinkIntoCentralLists(block, node);
-  block->count = 0;
-  block->bytes = 0;
-  return false;
-}
-
 void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
   LogBlock** log = &LogsOf(cache)[node];
   // A block that was not taken stays, emptied, as the log.
@@ -131,52 +202,6 @@ void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
   Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
 }
 
-bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
-  if (!g_logs) return false;
-  const int owner = ClassNode(cl);
-  const int here = ThisThreadsListNode();
-  if (owner == here || !Loggable(ptr, owner)) return false;
-  SharedLog& log = g_shared_logs[here][owner];
-  // A new block is taken with the log's lock dropped: the pool and
-  // SparseAlloc have leaf locks of their own, and a leaf lock holds no other.
-  LogBlock* spare = nullptr;
-  log.lock.Lock();
-  if (log.block == nullptr) {
-    log.lock.Unlock();
-    if ((spare = NewBlock(owner, NodesWithLists())) == nullptr) return false;
-    log.lock.Lock();
-    if (log.block == nullptr) {
-      log.block = spare;
-      spare = nullptr;
-    }
-  }
-  LogBlock* full = nullptr;
-  if (AppendRemoteFree(log.block, ptr, cl)) {
-    full = log.block;
-    log.block = nullptr;
-  }
-  log.lock.Unlock();
-  if (spare != nullptr) ReturnBlock(spare);  // another thread made one first
-  if (full != nullptr && !HandOverBlock(full, owner)) {
-    ReturnBlock(full);
-  }
-  return true;
-}
-
-void ThreadCacheNodes::FlushSharedLogsTo(int owner) {
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    SharedLog& log = g_shared_logs[here][owner];
-    log.lock.Lock();
-    LogBlock* block = log.block;
-    log.block = nullptr;
-    log.lock.Unlock();
-    if (block == nullptr) continue;
-    AddToCounter(Counter::kRemoteFreeObjects, block->count);
-    LinkIntoCentralLists(block, owner);
-    ReturnBlock(block);
-  }
-}
-
 void ThreadCacheNodes::HandOverAll(ThreadCache* cache) {
   LogBlock** logs = LogsOf(cache);
   for (int node = 0; node < NodesWithLists(); ++node) {
@@ -186,15 +211,6 @@ void ThreadCacheNodes::HandOverAll(ThreadCache* cache) {
       ReturnBlock(logs[node]);
       logs[node] = nullptr;
     }
-  }
-}
-
-void ThreadCacheNodes::DrainInbox(int node) {
-  for (LogBlock* block = InboxOf(node).TakeAll(); block != nullptr;) {
-    LogBlock* next = block->next;
-    LinkIntoCentralLists(block, node);
-    ReturnBlock(block);
-    block = next;
   }
 }
 
@@ -220,28 +236,19 @@ uint64_t ThreadCacheNodes::HandedOverBytes() {
   for (int node = 0; node < NodesWithLists(); ++node) {
     bytes += InboxOf(node).bytes();
   }
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      const LogBlock* log = g_shared_logs[here][owner].block;
-      if (log != nullptr) bytes += log->bytes;
-    }
-  }
+  ForEachSharedLog([&](const SharedLog& log) {
+    if (log.block != nullptr) bytes += log.block->bytes;
+  });
   return bytes;
 }
 
-// Shared logs before pools: TookCachelessFree takes a pool's lock inside a
-// shared log's.
+// Shared logs, then pools, then (innermost) the sparse memory new blocks
+// come from.
 void ThreadCacheNodes::LockLogPools() NO_THREAD_SAFETY_ANALYSIS {
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      g_shared_logs[here][owner].lock.Lock();
-    }
-  }
+  ForEachSharedLog([](SharedLog& log) { log.lock.Lock(); });
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).LockPool();
   }
-  // Innermost: the sparse memory new blocks come from (AllocateBlock runs
-  // under a shared log's lock).
   LockSparseMemory();
 }
 
@@ -250,11 +257,7 @@ void ThreadCacheNodes::UnlockLogPools() NO_THREAD_SAFETY_ANALYSIS {
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).UnlockPool();
   }
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      g_shared_logs[here][owner].lock.Unlock();
-    }
-  }
+  ForEachSharedLog([](SharedLog& log) { log.lock.Unlock(); });
 }
 
 }  // namespace numa

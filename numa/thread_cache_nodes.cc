@@ -67,6 +67,31 @@ SizedMetadataAllocator& NodeListStorage(int node) {
 
 bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 
+// `node`'s inbox, and every shared log's block for it, into its central
+// lists (remote_free_handover.cc).
+void DrainInbox(int node);
+void FlushSharedLogsTo(int owner);
+
+void DrainIdleNodes(int self) {
+  uint64_t idle = TakeIdleNodes(self, NodesWithCentralLists());
+  for (; idle != 0; idle &= idle - 1) {
+    const int node = __builtin_ctzll(idle);
+    if (!NodeListsMade(node)) continue;  // it never had a thread cache
+    // Remote frees it never came for, linked in from here (before its
+    // transfer caches go back, which they may have entered).
+    if (g_logs) {
+      DrainInbox(node);
+      FlushSharedLogsTo(node);
+    }
+    CentralFreeList* lists = CentralListsOf(node);
+    int objects = 0;
+    for (uint32_t cl = 1; cl < Static::num_size_classes(); ++cl) {
+      objects += lists[cl].DrainTransferCache();
+    }
+    AddToCounter(Counter::kIdleDrainedObjects, objects);
+  }
+}
+
 }  // namespace
 
 void ThreadCacheNodes::InitModule() {
@@ -135,13 +160,7 @@ void ThreadCacheNodes::Release(ThreadCache* cache) {
   if (g_logs) HandOverAll(cache);
   for (int node = 0; node < NodesWithLists(); ++node) {
     if (!NodeInUse(cache->node_lists_in_use_, node)) continue;
-    ThreadCache::FreeList* lists = &cache->node_lists_[NodeClass(node, 0)];
-    for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
-      if (lists[cl].length() > 0) {
-        cache->ReleaseToCentralCache(&lists[cl], NodeClass(node, cl),
-                                     lists[cl].length());
-      }
-    }
+    Flush(cache, node, false);
     if (NodeClasses()) TearDownNode(cache, node);
   }
 }
@@ -152,13 +171,13 @@ void ThreadCacheNodes::Free(ThreadCache* cache) {
   }
 }
 
-void ThreadCacheNodes::Flush(ThreadCache* cache, int node) {
+void ThreadCacheNodes::Flush(ThreadCache* cache, int node, bool flushed) {
   ThreadCache::FreeList* lists = &cache->node_lists_[NodeClass(node, 0)];
   for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
     const int length = lists[cl].length();
     if (length > 0) {
       cache->ReleaseToCentralCache(&lists[cl], NodeClass(node, cl), length);
-      AddToCounter(Counter::kFlushedObjects, length);
+      if (flushed) AddToCounter(Counter::kFlushedObjects, length);
     }
   }
 }
@@ -174,7 +193,7 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
   // The old node's objects go back while they are still this cache's own,
   // so that they do not count as remote frees.
   if (action == OnMigration::kSwitchAndFlush) {
-    Flush(cache, old_node);
+    Flush(cache, old_node, true);
     // With logs, the old node's lists go back to zero, so that its objects
     // freed from now on are logged like any other node's.
     if (g_logs) TearDownNode(cache, old_node);
@@ -187,26 +206,6 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
     SetUpNode(cache, node);
   }
   cache->alloc_lists_ = &cache->node_lists_[NodeClass(node, 0)];
-}
-
-void ThreadCacheNodes::DrainIdleNodes(int self) {
-  uint64_t idle = TakeIdleNodes(self, NodesWithCentralLists());
-  for (; idle != 0; idle &= idle - 1) {
-    const int node = __builtin_ctzll(idle);
-    if (!NodeListsMade(node)) continue;  // it never had a thread cache
-    // Remote frees it never came for, linked in from here (before its
-    // transfer caches go back, which they may have entered).
-    if (g_logs) {
-      DrainInbox(node);
-      FlushSharedLogsTo(node);
-    }
-    CentralFreeList* lists = CentralListsOf(node);
-    int objects = 0;
-    for (uint32_t cl = 1; cl < Static::num_size_classes(); ++cl) {
-      objects += lists[cl].DrainTransferCache();
-    }
-    AddToCounter(Counter::kIdleDrainedObjects, objects);
-  }
 }
 
 LogBlock** ThreadCacheNodes::LogsOf(ThreadCache* cache) {
