@@ -27,7 +27,7 @@ constexpr size_t kCentralListsBytes = kClassSizesMax * sizeof(CentralFreeList);
 static_assert(kCentralListsBytes % 4096 == 0,
               "a node's central lists must fill whole pages");
 
-// A placed list's cache in front of it (CentralListsOf's header).
+// The small cache in front of a placed list.
 struct PlacedCache {
   SpinLock lock;
   void* head;
@@ -43,6 +43,12 @@ struct PlacedSet {
 constexpr int kPlacedRegions = kRegions - kFirstNamedRegion;
 PlacedSet* g_placed[kPlacedRegions];
 SpinLock g_placed_lock;
+
+// Set while this thread links in another node's logged frees
+// (LinkingRemoteFrees): they were freed elsewhere, though linked on their
+// owner's node.
+__attribute__((tls_model(
+    "initial-exec"))) thread_local bool t_linking_remote_frees = false;
 
 PlacedSet* ExistingPlaced(int id) {
   if (!IsPlacedRegion(id)) return nullptr;
@@ -243,14 +249,6 @@ void UnlockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
   });
   g_placed_lock.Unlock();
 }
-
-namespace {
-// Set while this thread links in another node's logged frees
-// (LinkingRemoteFrees): they were freed elsewhere, though linked on their
-// owner's node.
-__attribute__((tls_model(
-    "initial-exec"))) thread_local bool t_linking_remote_frees = false;
-}  // namespace
 
 void LinkingRemoteFrees(bool linking) { t_linking_remote_frees = linking; }
 

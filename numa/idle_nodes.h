@@ -4,8 +4,6 @@
 // them back to their spans (and from there to the node's page heap, whose
 // free pages other nodes' growth releases). No background thread: the check
 // rides on refills, which are already a slow path.
-//
-// Inside the gperftools tree this file lives at src/numa/idle_nodes.h.
 #ifndef NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
 #define NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
 
@@ -28,8 +26,8 @@ inline constexpr uint64_t kRefillsPerLook = 1024;
 // again, while another node's thread walks its lists remotely.
 inline constexpr int kQuietLooks = 4;
 
-// Counts a thread-cache refill from `node`'s lists (relaxed atomics, no
-// lock). True on every kRefillsPerLook-th of them: time for TakeIdleNodes.
+// Counts a thread-cache refill from `node`'s lists. True on every
+// kRefillsPerLook-th of them: time for TakeIdleNodes.
 bool NoteRefill(int node);
 
 // The CPU nodes below `cpu_nodes` (those with lists), other than `self`, that
@@ -41,11 +39,8 @@ uint64_t TakeIdleNodes(int self, int cpu_nodes);
 
 // Puts each node's refill count on a page of its own (numa/node_pages.h).
 void PlaceRefillCountsOnNodePages();
-
-// Node `node`'s refill count (tests ask where it lies).
+// For tests: where node `node`'s refill count lies; forgetting all counts.
 const uint64_t* RefillCountOf(int node);
-
-// Forgets all counts (tests).
 void ResetIdleNodesForTest();
 
 }  // namespace numa

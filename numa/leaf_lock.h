@@ -5,8 +5,6 @@
 // the sparse metadata memory they carve from. Held longer once per process,
 // by the start of placement, which reads files: so a waiter that has spun a
 // while yields its CPU, as it does when the holder was preempted.
-//
-// Inside the gperftools tree this file lives at src/numa/leaf_lock.h.
 #ifndef NUMA_TCMALLOC_NUMA_LEAF_LOCK_H_
 #define NUMA_TCMALLOC_NUMA_LEAF_LOCK_H_
 

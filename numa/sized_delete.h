@@ -2,18 +2,16 @@
 // the size alone cannot say where an object goes back: with node classes the
 // size names the class but not the owner node, and once the program places
 // memory (numa/placed.h) any pointer may be placed memory, which thread
-// caches never hold. SizedFreeNeedsOwner (numa/numa.h) says when that is;
-// tc_free_sized then calls FreeSized instead of taking vanilla's path.
+// caches never hold. SizedFreeNeedsOwner says when that is; tc_free_sized
+// then calls FreeSized instead of taking vanilla's path.
 //
 // FreeSized keeps the common case as cheap as vanilla's: an object of the
-// thread's own node (one subtract and compare against the part of its
-// node's region the cache knows) goes onto the thread's own list with the
-// class the size gives. Anything else takes the unsized path, which reads
-// the owner from the page map.
+// thread's own node (one subtract and compare) goes onto the thread's own
+// list with the class the size gives. Anything else takes the unsized path,
+// which reads the owner from the page map.
 //
 // Included by tcmalloc.cc alone, so that FreeSized inlines into
-// tc_free_sized. Compiled only inside
-// the patched gperftools tree, as src/numa/sized_delete.h.
+// tc_free_sized.
 #ifndef NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
 #define NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
 
@@ -33,7 +31,7 @@ namespace numa {
 
 // Not the thread's own node's object, or no thread cache, or a size with no
 // class: the unsized path, after the cache learned how far its node's region
-// has grown (a grown region is soon known).
+// has grown.
 ATTRIBUTE_NOINLINE inline void FreeSizedElsewhere(void* ptr) {
   if (ThreadCache* cache = ThreadCachePtr::GetIfPresent()) {
     ThreadCacheNodes::RefreshLocalRange(cache);
