@@ -1,5 +1,4 @@
-// The thread-cache side of the remote-free logs (numa/remote_free_log.h):
-// frees logged, full blocks handed to their owner, inboxes linked in. Only
+// The thread-cache side of the remote-free logs (numa/remote_free_log.h),
 // compiled as the end of numa/thread_cache_nodes.cc, whose helpers it uses.
 
 namespace tcmalloc {
@@ -7,8 +6,7 @@ namespace numa {
 namespace {
 
 // The log that threads without a thread cache on one node share for one
-// owner node: their free() would link the object into the owner's central
-// list, a write into it.
+// owner node.
 struct alignas(64) SharedLog {
   LeafLock lock;
   LogBlock* block = nullptr;  // guarded by lock
@@ -46,6 +44,10 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
   };
   Chain chains[kClassSizesMax];
   uint64_t started[kClassSizesMax / 64] = {};
+  auto insert = [&](uint32_t cl) {
+    Static::central_cache()[NodeClass(node, cl)].InsertRange(
+        chains[cl].head, chains[cl].tail, chains[cl].length);
+  };
   for (uint32_t i = 0; i < block->count; ++i) {
     const uint32_t cl = LoggedClass(block, i);
     void* object = LoggedObject(block, i, node);
@@ -53,24 +55,17 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
     const uint64_t bit = uint64_t{1} << (cl % 64);
     if ((started[cl / 64] & bit) == 0) {
       started[cl / 64] |= bit;
-      SLL_SetNext(object, nullptr);
-      chain.head = chain.tail = object;
-      chain.length = 1;
-    } else {
-      SLL_Push(&chain.head, object);
-      chain.length++;
+      chain = Chain{nullptr, object, 0};
     }
-    if (chain.length == Static::sizemap()->num_objects_to_move(cl)) {
-      Static::central_cache()[NodeClass(node, cl)].InsertRange(
-          chain.head, chain.tail, chain.length);
+    SLL_Push(&chain.head, object);
+    if (++chain.length == Static::sizemap()->num_objects_to_move(cl)) {
+      insert(cl);
       started[cl / 64] &= ~bit;
     }
   }
   for (uint32_t word = 0; word < kClassSizesMax / 64; ++word) {
     for (uint64_t left = started[word]; left != 0; left &= left - 1) {
-      const uint32_t cl = word * 64 + __builtin_ctzll(left);
-      Static::central_cache()[NodeClass(node, cl)].InsertRange(
-          chains[cl].head, chains[cl].tail, chains[cl].length);
+      insert(word * 64 + __builtin_ctzll(left));
     }
   }
   LinkingRemoteFrees(false);
@@ -162,8 +157,7 @@ namespace numa {
 
 // The common case, a remote free into a log that has room, runs without a
 // call (so without a stack frame); everything else is a tail call. A node
-// whose lists are set up (the thread lived there) keeps taking its objects
-// on them.
+// whose lists are set up keeps taking its objects on them.
 void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
                                       uint32_t cl) {
   if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);

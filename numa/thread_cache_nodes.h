@@ -27,28 +27,28 @@
 namespace tcmalloc {
 namespace numa {
 
-class ThreadCacheNodes {
+// Hidden here, with all its members: the visibility pragma other headers
+// use does not reach a class that thread_cache.h declares first.
+class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
  public:
   // Once, after the central lists exist (ThreadCache::InitModule).
-  static void InitModule() ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void InitModule();
 
   // Init and Free require the page heap lock.
-  static void Init(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Init(ThreadCache* cache);
   // A dying cache: every object back to its central list.
-  static void Release(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void Free(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Release(ThreadCache* cache);
+  static void Free(ThreadCache* cache);
 
   // On a slow path: notices that the thread moved to another node.
-  static void Refresh(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Before a refill of class cl: Refresh, and every kRefillsPerLook-th refill
-  // of the node, idle nodes' transfer caches go back (numa/idle_nodes.h).
-  // Returns an object when the node's list already holds one (the thread
-  // just moved to a node whose lists it had filled), else nullptr.
-  static void* BeforeRefill(ThreadCache* cache, uint32_t cl,
-                            int32_t byte_size) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Refresh(ThreadCache* cache);
+  // Before a refill of class cl: Refresh, inboxes, idle nodes. Returns an
+  // object when the node's list already holds one (the thread just moved to
+  // a node whose lists it had filled), else nullptr.
+  static void* BeforeRefill(ThreadCache* cache, uint32_t cl, int32_t byte_size);
   // Sets the part of the thread's node's region the cache knows (IsLocal)
   // to what that region holds now. Empty without node classes.
-  static void RefreshLocalRange(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void RefreshLocalRange(ThreadCache* cache);
 
   // True when `ptr` lies in the part of the thread's node's region that
   // `cache` knows: an object of its own node, which DeallocateLocal may take
@@ -65,23 +65,18 @@ class ThreadCacheNodes {
   // object of another CPU node (Borrowed::kObjects, nearest first), from this
   // cache's lists or log of that node, else from its central list; nullptr
   // if none has one. One at a time, so that a borrowed object never sits in
-  // the thread's own lists (and so never reaches another node's central
-  // list from a cache that sorts by owner).
-  static void* Borrow(ThreadCache* cache,
-                      uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // the thread's own lists.
+  static void* Borrow(ThreadCache* cache, uint32_t cl);
 
   // Deallocate's slow path (the list is at its length limit, or zero): logs
   // a remote free, else pushes the object and calls ListTooLong. cl is a
   // node class.
-  static void DeallocateSlow(ThreadCache* cache, void* ptr,
-                             uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // free() of a thread without a cache: vanilla links the object into its
-  // central list (a write into it); another node's object is logged instead,
-  // in a log the node's cacheless threads share. cl is a node class. Inline,
-  // so that one set of central lists costs vanilla's path and a compare; the
+  static void DeallocateSlow(ThreadCache* cache, void* ptr, uint32_t cl);
+  // free() of a thread without a cache; another node's object is logged in
+  // a log the node's cacheless threads share. cl is a node class. The
   // several-node case is a tail call with its own copy of the push, so that
-  // free() keeps nothing live across a call (folding the two pushes into one
-  // cost every gated pair 6 instructions of register saves).
+  // free() keeps nothing live across a call (one shared push cost every
+  // gated pair 6 instructions of register saves).
   static void FreeWithoutCache(void* ptr, uint32_t cl) {
     if (PREDICT_FALSE(NodesWithCentralLists() > 1)) {
       return FreeWithoutCacheOnNodes(ptr, cl);
@@ -91,68 +86,50 @@ class ThreadCacheNodes {
   }
   // Bytes of remote frees in the logs of live thread caches: still their
   // threads', so the stats count them with the thread caches.
-  static uint64_t ThreadLogBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Bytes of remote frees no thread holds: handed to an owner's inbox, or in
-  // a log cacheless threads share, not yet linked in. The stats count them
-  // with the central lists, where vanilla would have them, so that a thread
-  // that exits or marks itself idle leaves the thread-cache figure as it
-  // found it.
-  static uint64_t HandedOverBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
+  static uint64_t ThreadLogBytes();
+  // Bytes of remote frees no thread holds (inboxes, shared logs): the stats
+  // count them with the central lists, where vanilla would have them.
+  static uint64_t HandedOverBytes();
   // The logs' locks (shared logs, block pools, SparseAlloc), held across
   // fork().
-  static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void LockLogPools();
+  static void UnlockLogPools();
 
-  // ListTooLong's first question: was this the first object freed to a node
-  // whose lists this cache never set up? Then they are set up now, the
-  // object stays, and it returns true.
+  // ListTooLong's first question: true when it set up the lists of a node
+  // this cache had not, the object staying on them.
   static bool FirstFreeToNode(ThreadCache* cache, ThreadCache::FreeList* list,
-                              uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+                              uint32_t cl);
   // The central list that list `cl` (a node class) returns n objects to.
-  static CentralFreeList* CentralList(ThreadCache* cache, uint32_t cl,
-                                      int n) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static CentralFreeList* CentralList(ThreadCache* cache, uint32_t cl, int n);
 
   // The cache's lists are 0..ListsEnd()-1 (node classes); InUse says which
   // hold a set-up list of a real size class.
-  static uint32_t ListsEnd() ATTRIBUTE_VISIBILITY_HIDDEN;
-  static bool InUse(const ThreadCache* cache,
-                    uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static uint32_t ListsEnd();
+  static bool InUse(const ThreadCache* cache, uint32_t cl);
 
  private:
   // One node's lists: a page on the usual 64-bit build.
   static constexpr size_t kNodeListsBytes =
       kClassSizesMax * sizeof(ThreadCache::FreeList);
 
-  static void SetUpNode(ThreadCache* cache,
-                        int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void SetUpNode(ThreadCache* cache, int node);
   // SetUpNode undone: `node`'s lists zero again (empty, not in use).
-  static void TearDownNode(ThreadCache* cache,
-                           int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void TearDownNode(ThreadCache* cache, int node);
   // Every object of `node`'s lists back to its central list, counted as
   // flushed when `flushed`.
-  static void Flush(ThreadCache* cache, int node,
-                    bool flushed) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // DeallocateSlow's other cases: a remote free whose log has no block yet
-  // (it falls back to the list when no block can be had), and an object
-  // that goes onto the thread's list as in vanilla's Deallocate.
-  static void LogIntoNewBlock(ThreadCache* cache, void* ptr,
-                              uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void PushOntoList(ThreadCache* cache, void* ptr,
-                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // A free of class 0, which no object has: with several nodes the page
-  // map's class cache reads it for a pointer below 512 MiB that the
-  // allocator never handed out (numa/node_heaps.cc). Does not return.
-  static void FreeInvalid(void* ptr) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Flush(ThreadCache* cache, int node, bool flushed);
+  // DeallocateSlow's other cases: a remote free whose log has no block yet,
+  // and an object that goes onto the thread's list.
+  static void LogIntoNewBlock(ThreadCache* cache, void* ptr, uint32_t cl);
+  static void PushOntoList(ThreadCache* cache, void* ptr, uint32_t cl);
   // FreeWithoutCache with several CPU nodes' lists.
-  static void FreeWithoutCacheOnNodes(void* ptr,
-                                      uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void FreeWithoutCacheOnNodes(void* ptr, uint32_t cl);
   // The cache's logs of remote frees, by owner node: after its node lists
   // in their storage.
-  static LogBlock** LogsOf(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static LogBlock** LogsOf(ThreadCache* cache);
   // A full log (or every log, at thread exit) to its owner.
-  static void HandOver(ThreadCache* cache,
-                       int node) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void HandOverAll(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void HandOver(ThreadCache* cache, int node);
+  static void HandOverAll(ThreadCache* cache);
 };
 
 ALWAYS_INLINE void ThreadCacheNodes::DeallocateLocal(ThreadCache* cache,
