@@ -1,7 +1,4 @@
-// One set of central free lists per CPU node (numa/central_lists.h), and the
-// two things a node's lists do that vanilla's do not: hand strays to their
-// owner's list, and give a whole transfer cache back when their node goes
-// idle.
+// One set of central free lists per CPU node (numa/central_lists.h).
 #include "numa/central_lists.h"
 
 #include <new>
@@ -40,13 +37,10 @@ struct PlacedSet {
   PlacedCache caches[kClassSizesMax];
 };
 
-constexpr int kPlacedRegions = kRegions - kFirstNamedRegion;
-PlacedSet* g_placed[kPlacedRegions];
+PlacedSet* g_placed[kRegions - kFirstNamedRegion];
 SpinLock g_placed_lock;
 
-// Set while this thread links in another node's logged frees
-// (LinkingRemoteFrees): they were freed elsewhere, though linked on their
-// owner's node.
+// Set while this thread links in logged remote frees (LinkingRemoteFrees).
 __attribute__((tls_model(
     "initial-exec"))) thread_local bool t_linking_remote_frees = false;
 

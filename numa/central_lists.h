@@ -37,17 +37,14 @@ void LockCentralLists();
 void UnlockCentralLists();
 
 // True when `region`'s transfer cache may take the list `start` (n objects)
-// as it is: every object belongs to `region`'s lists (always, when no stray
-// can exist: StraysPossible), and, while the kernel balances NUMA memory
-// (CooperatesWithBalancing), the list was freed on `region`'s node. Another
-// node's frees then go back to their spans, so that a span whose objects all
-// came back is checked for pages the kernel moved before it serves again
-// (NodeHeaps::ReleaseBeforeReuse); from the transfer cache they would be
-// handed straight to the owner's next allocation, remote.
+// as it is: every object belongs to `region`'s lists, and, while the kernel
+// balances NUMA memory, the list was freed on `region`'s node. Another
+// node's frees then go back to their spans, so that a span whose objects
+// all came back is checked for pages the kernel moved before it serves
+// again (NodeHeaps::ReleaseBeforeReuse).
 bool TransferCacheTakes(int region, void* start, int n);
-// Brackets the linking of logged remote frees (numa/remote_free_log.h),
-// which happens on the owner's node: TransferCacheTakes treats them as freed
-// on another node, which they were.
+// Brackets the linking of logged remote frees, which happens on the owner's
+// node: TransferCacheTakes treats them as freed on another node.
 void LinkingRemoteFrees(bool linking);
 
 // The first of kClassSizesMax lists of `region`: a CPU node's, or a placed
@@ -56,15 +53,13 @@ CentralFreeList* CentralListsOf(int region);
 
 // --- Small objects of memory the program places (numa/placed.h). ---
 //
-// Each placed region (a named node, interleaved) has a central list per
-// class, taking spans from the region's heap only (numa/node_heaps.h), and in
-// front of each a small locked cache of objects, so that an object freed and
-// allocated again does not send its span back to the heap each time. Thread
-// caches never hold placed objects: the page map caches no class for them,
-// so free() finds them on its slow path and pushes them here.
+// Each placed region has a central list per class, taking spans from the
+// region's heap only, and in front of each a small locked cache, so that an
+// object freed and allocated again does not send its span back to the heap
+// each time. Thread caches never hold placed objects: the page map caches
+// no class for them, so free() pushes them here from its slow path.
 
-// Region id's lists, made on first use; nullptr if there is no metadata
-// left.
+// Region id's lists, made on first use; nullptr without metadata left.
 CentralFreeList* PlacedLists(int id);
 // An object of class cl from region id's lists; nullptr when the region can
 // serve none (its heap cannot grow, no metadata).

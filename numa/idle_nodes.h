@@ -19,22 +19,19 @@ namespace numa {
 // A node's refills between two looks for idle nodes.
 inline constexpr uint64_t kRefillsPerLook = 1024;
 // A node counts as idle once kQuietLooks looks in a row found no refill of
-// its own, so its caches go back within (kQuietLooks + 1) * kRefillsPerLook
-// refills of one active node. One quiet look is not enough: a program whose
-// threads come and go in rounds (mstress) leaves a node quiet between two
-// rounds, and draining it then only makes its next round fetch everything
-// again, while another node's thread walks its lists remotely.
+// its own. One quiet look is not enough: a program whose threads come and go
+// in rounds (mstress) leaves a node quiet between two rounds, and draining
+// it then only makes its next round fetch everything again.
 inline constexpr int kQuietLooks = 4;
 
 // Counts a thread-cache refill from `node`'s lists. True on every
 // kRefillsPerLook-th of them: time for TakeIdleNodes.
 bool NoteRefill(int node);
 
-// The CPU nodes below `cpu_nodes` (those with lists), other than `self`, that
-// made no refill in the last kQuietLooks looks (a node never refilled from
-// counts from the first look: other nodes' threads may have freed objects to
-// it), as a bit mask; each idle spell is reported once. 0 while another thread
-// is looking.
+// The CPU nodes below `cpu_nodes`, other than `self`, that made no refill
+// in the last kQuietLooks looks (a node never refilled from too: other
+// nodes' threads may have freed objects to it), as a bit mask; each idle
+// spell is reported once. 0 while another thread is looking.
 uint64_t TakeIdleNodes(int self, int cpu_nodes);
 
 // Puts each node's refill count on a page of its own (numa/node_pages.h).

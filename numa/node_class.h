@@ -1,11 +1,7 @@
-// Node classes: a size class with the owner node packed above it.
-//
-// With per-node small-object lists, the page map's size-class cache stores
-// NodeClass(owner, class) for every page of a small-object span, so free()
-// learns an object's owner with the same single cache lookup that vanilla
-// uses for its class, and the thread cache files the object under its
-// owner's lists without a branch. Node 0's node classes are the plain
-// classes, which is why a one-node process sees vanilla's values everywhere.
+// Node classes: a size class with the owner node packed above it, as the
+// page map's class cache stores them, so that free() learns an object's
+// owner in vanilla's one lookup. Node 0's node classes are the plain
+// classes, so a one-node process sees vanilla's values everywhere.
 #ifndef NUMA_TCMALLOC_NUMA_NODE_CLASS_H_
 #define NUMA_TCMALLOC_NUMA_NODE_CLASS_H_
 
@@ -21,10 +17,9 @@ namespace numa {
 inline constexpr int kNodeClassShift = 7;
 
 // CPU nodes with small-object lists of their own, at most: the owner rides
-// in the value bits of the page map's class cache, 6 bits normally, 3 in
-// TCMALLOC_SMALL_BUT_SLOW builds (whose cache has only 12 hash bits). With
-// more CPU nodes, small objects share one set of lists (page-level memory
-// stays per node).
+// in the value bits of the page map's class cache (TCMALLOC_SMALL_BUT_SLOW's
+// has only 12 hash bits). With more CPU nodes, small objects share one set
+// of lists.
 #ifdef TCMALLOC_SMALL_BUT_SLOW
 inline constexpr int kCpuNodeBits = 3;
 #else

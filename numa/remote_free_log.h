@@ -28,14 +28,12 @@ namespace numa {
 // Objects a block of two 4 KiB pages holds: its per-block costs (a few
 // lines other nodes wrote) are spread over this many frees.
 inline constexpr uint32_t kLogSlots = 1360;
-// A log is handed over when it holds this many bytes of objects, so that a
-// thread that frees big objects of another node keeps at most this much
-// memory from its owner (plus one object).
+// A log is handed over when it holds this many bytes of objects: what a
+// thread may keep from their owner (plus one object).
 inline constexpr uint64_t kLogMaxBytes = uint64_t{64} << 10;
-// An inbox takes no more blocks than this, and no more bytes of objects: a
-// node with no thread that refills would otherwise collect remote frees for
-// good. Past either, the freeing thread links the objects itself (remote
-// writes, as without logs).
+// An inbox takes no more blocks and bytes of objects than this, or a node
+// with no thread that refills would collect remote frees for good; past
+// either, the freeing thread links the objects itself.
 inline constexpr uint32_t kInboxMaxBlocks = 256;
 inline constexpr uint64_t kInboxMaxBytes = uint64_t{8} << 20;
 
@@ -44,10 +42,8 @@ inline constexpr int16_t kNoFiller = -1;
 
 struct LogBlock {
   LogBlock* next;
-  int16_t placed_on;  // the node whose thread first wrote it: its pool takes
-                      // it back, to log that node's objects
-  int16_t filled_by;  // the node whose threads filled it last (kNoFiller):
-                      // the pool keeps it for them
+  int16_t placed_on;  // the node whose thread first wrote it: its pool's
+  int16_t filled_by;  // the node whose threads filled it last, or kNoFiller
   uint32_t count;     // objects held
   uint64_t bytes;     // their bytes
   uint32_t offsets[kLogSlots];
@@ -62,9 +58,8 @@ static_assert(kWindowShift - 3 <= 32 + 8, "a window's 8-byte units fit");
 // byte of `tags`) and its plain size class (the low byte of `tags`).
 //
 // True when `object` can go into a log of `node`'s objects: it lies in the
-// node's window and is 8-byte aligned (every size class is). Node 0's heap
-// also holds memory from outside the layer's windows (numa/owner.h); such
-// objects take the list path.
+// node's window (node 0's heap also holds memory outside the windows) and
+// is 8-byte aligned (every size class is).
 inline bool Loggable(const void* object, int node) {
   return (reinterpret_cast<uintptr_t>(object) & ~(kWindowSize - 8)) ==
          WindowStart(node);
@@ -95,17 +90,14 @@ inline bool LogIsFull(const LogBlock* block) {
 }
 
 // One node's inbox of full blocks (objects it owns, freed on other nodes)
-// and its pool of empty blocks (blocks its threads fill).
-//
-// The pool keeps a drained block for the node that filled it: from one
-// shared stack, on three nodes or more, a node would mostly take blocks
-// another node filled last, every line a remote miss. Kept blocks sit in a
-// line per filling node, with its own lock, so that taking one touches that
-// line alone.
+// and its pool of empty blocks. The pool keeps a drained block for the node
+// that filled it: from one shared stack, on three nodes or more, a node would
+// mostly take blocks another node filled last, every line a remote miss. Kept
+// blocks sit in a line per filling node, with its own lock, so that taking one
+// touches that line alone.
 class alignas(64) NodeInbox {
  public:
-  // Blocks the pool keeps for each filling node (a line's worth); more go to
-  // the shared list.
+  // Blocks the pool keeps for each filling node: a line's worth.
   static constexpr int kKeptPerFiller = 6;
 
   // Takes a full block unless the inbox is at kInboxMaxBlocks or
@@ -137,8 +129,8 @@ class alignas(64) NodeInbox {
   void UnlockPool();
 
  private:
-  // The blocks kept for one filling node: pops one block at a time, so it
-  // takes a lock (a stack popped by several threads has the ABA case).
+  // The blocks kept for one filling node: popped one at a time, so under a
+  // lock (a lock-free stack popped by several threads has the ABA case).
   struct alignas(64) Kept {
     LeafLock lock;
     // Written under lock, as blocks[0..used-1]; read without it first.
@@ -168,8 +160,7 @@ NodeInbox& InboxOf(int node);
 void PlaceInboxesOnNodePages();
 
 // An emptied block back to the pool of the node it lies on, to log that
-// node's objects next (a block a freeing thread had to make lies on its
-// node, not its owner's).
+// node's objects next.
 inline void ReturnBlock(LogBlock* block) {
   InboxOf(block->placed_on).GiveEmpty(block);
 }
@@ -187,9 +178,8 @@ LogBlock* NewBlock(int owner, int nodes);
 // A thread of `node` fills its pool of blocks up to kPoolTarget.
 void TopUpPool(int node);
 
-// An object of plain class `cl`, `size` bytes, out of `log`, a log of
-// `node`'s objects (the last such entry), or nullptr; `log` may be null.
-// Linear in the block: only for borrowing, when a node has nothing left.
+// An object of plain class `cl`, `size` bytes, out of `log` (may be null), a
+// log of `node`'s objects, or nullptr. Linear: only for borrowing.
 void* TakeFromLog(LogBlock* log, int node, uint32_t cl, uint64_t size);
 
 }  // namespace numa

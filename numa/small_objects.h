@@ -1,8 +1,7 @@
-// What the allocator built for small objects: how many sets of central
-// lists, whether the class cache holds node classes, and what that means for
-// an object's list and its cached class. Set once during Init (but for the
-// lists made, which grow as nodes' first thread caches appear) and read
-// inline on the allocator's slow paths and in free()'s page map cache miss.
+// What the allocator built for small objects, and what that means for an
+// object's list and its cached class. Set once during Init (but for the
+// lists made) and read inline on the allocator's slow paths and in free()'s
+// page map cache miss.
 #ifndef NUMA_TCMALLOC_NUMA_SMALL_OBJECTS_H_
 #define NUMA_TCMALLOC_NUMA_SMALL_OBJECTS_H_
 
@@ -31,9 +30,8 @@ NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 }  // namespace internal
 
 // The CPU nodes whose central lists the allocator has built: 1 until it
-// builds them per node (none of them made yet when there are several).
-// Introspection reads this, not NumCpuNodes(), so that it indexes only lists
-// that exist.
+// builds them per node. Introspection reads this, not NumCpuNodes(), so that
+// it indexes only lists that exist.
 NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
 inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;
@@ -71,9 +69,8 @@ inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
 // through the plain class.
 inline bool StraysPossible() { return internal::g_small_objects.strays; }
 
-// The region whose central lists take `object` (numa/central_lists.h): its
-// owner's, a node's or placed memory's (numa/region.h), or node 0's when
-// all nodes share one set of lists.
+// The region whose central lists take `object`: its owner's (numa/region.h),
+// or node 0's when all nodes share one set of lists.
 inline int ListRegionOf(const void* object) {
   if (NodesWithCentralLists() == 1 && !PlacementStarted()) return 0;
   const Owner o = OwnerOf(object);
@@ -94,8 +91,7 @@ inline uint32_t CachedClassOf(const void* object, uint32_t cl) {
 }
 
 // True when `cached`, the page map's cached value for `object`, is what
-// Populate or free() would have written for it: class cl and, with node
-// classes, the object's owner (Debug builds check every cache hit).
+// Populate or free() would have written for it (Debug builds check).
 inline bool CachedClassIs(uint32_t cached, const void* object, uint32_t cl) {
   return BaseClass(cached) == cl && cached == CachedClassOf(object, cl);
 }
