@@ -31,7 +31,6 @@ struct PlacedCache {
   int32_t count;
 };
 
-// A placed region's lists and caches, one of each per class.
 struct PlacedSet {
   CentralFreeList lists[kClassSizesMax];
   PlacedCache caches[kClassSizesMax];
@@ -68,7 +67,6 @@ PlacedSet* MakePlaced(int id) {
   return set;
 }
 
-// Every placed set that exists.
 template <typename Fn>
 void ForEachPlaced(Fn fn) {
   for (PlacedSet*& slot : g_placed) {
@@ -116,7 +114,7 @@ void EnsureNodeLists(int node) {
   MakeNodeLists(node);
 }
 
-// Every made node's list of every class, in node-class order.
+// In node-class order.
 template <typename Fn>
 static void ForEachMadeList(Fn fn) {
   for (int node = 0; node < NodesWithCentralLists(); ++node) {

@@ -1,12 +1,7 @@
-// One set of central free lists per CPU node (docs/design.md, "Small
-// objects"): Static::central_cache() is indexed by node class
-// (numa/node_class.h), each node's lists take spans only from its node's
-// page heap and lie on pages its own threads wrote first (MakeCentralLists).
-//
-// An object reaches another node's list only when thread caches do not sort
-// by owner. The list sets such strays aside while it holds its lock and
-// hands them to their owner's list after dropping it, so no path holds two
-// list locks.
+// One set of central free lists per CPU node, indexed by node class, and
+// the placed regions' lists (docs/design.md, "Small objects"). A list sets
+// another node's objects (strays) aside while it holds its lock and hands
+// them to their owner's list after dropping it: no path holds two list locks.
 #ifndef NUMA_TCMALLOC_NUMA_CENTRAL_LISTS_H_
 #define NUMA_TCMALLOC_NUMA_CENTRAL_LISTS_H_
 

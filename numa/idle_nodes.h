@@ -1,9 +1,6 @@
-// Which CPU nodes have gone idle: no thread has refilled its cache from
-// their small-object lists for a while. Their central lists' transfer caches
-// then hold objects no one will take, so an active node's refill path gives
-// them back to their spans (and from there to the node's page heap, whose
-// free pages other nodes' growth releases). No background thread: the check
-// rides on refills, which are already a slow path.
+// Which CPU nodes have gone idle (docs/design.md, "Small-object caches
+// across nodes"): no thread has refilled its cache from their lists for a
+// while, so an active node's refill path gives their transfer caches back.
 #ifndef NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
 #define NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
 
@@ -16,7 +13,6 @@
 namespace tcmalloc {
 namespace numa {
 
-// A node's refills between two looks for idle nodes.
 inline constexpr uint64_t kRefillsPerLook = 1024;
 // A node counts as idle once kQuietLooks looks in a row found no refill of
 // its own. One quiet look is not enough: a program whose threads come and go

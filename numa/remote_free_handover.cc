@@ -5,8 +5,7 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-// The log that threads without a thread cache on one node share for one
-// owner node.
+// The log one node's threads without a cache share for one owner node.
 struct alignas(64) SharedLog {
   LeafLock lock;
   LogBlock* block = nullptr;  // guarded by lock

@@ -14,9 +14,8 @@ namespace {
 // there; other nodes' threads write it once per block (numa/node_pages.h).
 NodePages<NodeInbox> g_inboxes;
 
-// A new block, on this thread's node: two pages from SparseAlloc (mappings
-// of their own, no huge pages), which land on the node of the thread that
-// first writes them. nullptr if the system has no memory for one.
+// A new block, on this thread's node: two pages of their own from
+// SparseAlloc, which land on the node that first writes them; or nullptr.
 LogBlock* AllocateBlock() {
   LogBlock* block = static_cast<LogBlock*>(SparseAlloc(sizeof(LogBlock)));
   if (block == nullptr) return nullptr;

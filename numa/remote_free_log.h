@@ -1,14 +1,8 @@
 // Remote frees that do not touch the object (docs/design.md, "Remote frees:
-// logged, not linked"): a thread cache logs another node's object in a block
-// per owner node; a full block goes to the owner's inbox, and the owner's
-// threads link the objects into their central lists on their next refill,
-// where those writes are local.
-//
-// This file holds the blocks, the inboxes and the block pools; the
-// thread-cache side is numa/remote_free_handover.cc. Blocks are never freed.
-// A block lives on its owner's node (the owner tops its pool up with blocks
-// it first touched) and the owner only reads it, never writes it: a line of
-// it that the filling node still holds stays valid in that node's cache.
+// logged, not linked"): log blocks, inboxes and block pools; the thread-cache
+// side is numa/remote_free_handover.cc. Blocks are never freed. A block lives
+// on its owner's node and the owner only reads it, so a line of it that the
+// filling node still holds stays valid in that node's cache.
 #ifndef NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
 #define NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
 
@@ -109,7 +103,6 @@ class alignas(64) NodeInbox {
   bool HasBlocks() const {
     return full_.load(std::memory_order_relaxed) != nullptr;
   }
-  // Bytes of objects in blocks offered and not yet taken.
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
   // An empty block for a log that node `filler`'s threads fill: the one
@@ -119,7 +112,6 @@ class alignas(64) NodeInbox {
   // A drained block back to the pool, kept for block->filled_by (else to
   // the shared list, the only case that writes into the block).
   void GiveEmpty(LogBlock* block);
-  // Blocks in the shared list (a relaxed read).
   uint32_t shared_blocks() const {
     return shared_blocks_.load(std::memory_order_relaxed);
   }
@@ -139,7 +131,6 @@ class alignas(64) NodeInbox {
   };
   static_assert(sizeof(Kept) == 64, "a filling node's blocks fill a line");
 
-  // The block kept last for `filler`, or nullptr.
   LogBlock* TakeKept(int filler);
 
   // Full blocks, through next: any thread pushes, TakeAll empties it in one
@@ -153,9 +144,7 @@ class alignas(64) NodeInbox {
   Kept kept_[kMaxCpuNodes];
 };
 
-// CPU node `node`'s inbox (node < kMaxCpuNodes).
-NodeInbox& InboxOf(int node);
-
+NodeInbox& InboxOf(int node);  // node < kMaxCpuNodes
 // Puts each node's inbox on a page of its own (numa/node_pages.h).
 void PlaceInboxesOnNodePages();
 
@@ -175,7 +164,6 @@ inline constexpr uint32_t kPoolTarget = 8;
 // fills (nodes 0..nodes-1 have pools): from the owner's pool, else a new
 // one; nullptr if there is none (the free then takes the list path).
 LogBlock* NewBlock(int owner, int nodes);
-// A thread of `node` fills its pool of blocks up to kPoolTarget.
 void TopUpPool(int node);
 
 // An object of plain class `cl`, `size` bytes, out of `log` (may be null), a

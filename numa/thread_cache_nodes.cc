@@ -45,10 +45,8 @@ NodePages<SizedMetadataAllocator> g_storage;
 
 int NodesWithLists() { return NodeClasses() ? NodesWithCentralLists() : 1; }
 
-// Remote frees are logged (TCMALLOC_NUMA_REMOTE_FREE=owner, node classes).
-bool g_logs = false;
-// Where a cache's logs start in its node-list storage (LogsOf).
-size_t g_logs_offset = 0;
+bool g_logs = false;       // TCMALLOC_NUMA_REMOTE_FREE=owner, node classes
+size_t g_logs_offset = 0;  // where a cache's logs start in its storage
 
 // Node `node`'s storage of node lists and logs, under the page heap lock.
 SizedMetadataAllocator& NodeListStorage(int node) {
@@ -63,18 +61,15 @@ bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
 
 // A free of class 0, which no object has: with several nodes the page map's
 // class cache reads it for a pointer below 512 MiB that the allocator never
-// handed out (numa/node_heaps.cc). Reported as free() reports a pointer it
-// finds no span for.
+// handed out (numa/node_heaps.cc), reported as free() reports any.
 void FreeInvalid(void* ptr) {
   Log(kCrash, __FILE__, __LINE__, "Attempt to free invalid pointer", ptr);
 }
 
-// `node`'s inbox, and every shared log's block for it, into its central
-// lists (remote_free_handover.cc).
+// Into `node`'s central lists (remote_free_handover.cc).
 void DrainInbox(int node);
 void FlushSharedLogsTo(int owner);
 
-// One object of class cl from `node`'s central list, or nullptr.
 void* TakeOne(int node, uint32_t cl) {
   void *start, *end;
   return CentralListsOf(node)[cl].RemoveRange(&start, &end, 1) == 1 ? start

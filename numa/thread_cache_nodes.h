@@ -1,16 +1,9 @@
-// Thread caches that know nodes (docs/design.md, "Small objects"). With
-// node classes (numa/node_class.h) a cache keeps one set of free lists per
-// CPU node, a page each, made from metadata: a free files the object under
-// its owner's lists, an allocation pops from its own node's. Only the
-// thread's node's lists are set up; another node's stay zero (max_length 0)
-// so a free to them takes Deallocate's slow path, which logs it under
-// TCMALLOC_NUMA_REMOTE_FREE=owner (numa/remote_free_log.h), else sets them
-// up. Without node classes (one node, the layer off, REMOTE_FREE=local) the
-// cache uses vanilla's list_.
-//
-// A thread's node is checked only on slow paths (a refill, a scavenge, a
-// page-level allocation); TCMALLOC_NUMA_MIGRATION says what happens to the
-// old node's objects then (DecideMigration, numa/policy.h).
+// Thread caches that know nodes (docs/design.md, "Small objects",
+// "Migration"). With node classes a cache keeps a set of free lists per CPU
+// node, of which only its thread's node's is set up; another node's stay
+// zero (max_length 0), so a free to them takes Deallocate's slow path, which
+// logs it under TCMALLOC_NUMA_REMOTE_FREE=owner (numa/remote_free_log.h),
+// else sets them up. Without node classes the cache uses vanilla's list_.
 #ifndef NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
 #define NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
 
@@ -46,19 +39,16 @@ class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
   // object when the node's list already holds one (the thread just moved to
   // a node whose lists it had filled), else nullptr.
   static void* BeforeRefill(ThreadCache* cache, uint32_t cl, int32_t byte_size);
-  // Sets the part of the thread's node's region the cache knows (IsLocal)
-  // to what that region holds now. Empty without node classes.
+  // Sets the part of its node's region the cache knows (IsLocal).
   static void RefreshLocalRange(ThreadCache* cache);
 
-  // True when `ptr` lies in the part of the thread's node's region that
-  // `cache` knows: an object of its own node, which DeallocateLocal may take
-  // without an owner lookup (sized delete's fast path).
+  // True when `ptr` is an object of the cache's own node, which
+  // DeallocateLocal may take without an owner lookup (sized delete).
   static bool IsLocal(const ThreadCache* cache, const void* ptr) {
     return reinterpret_cast<uintptr_t>(ptr) - cache->local_begin_ <
            cache->local_size_;
   }
-  // ThreadCache::Deallocate for an object of the thread's own node, of plain
-  // class cl.
+  // ThreadCache::Deallocate for an IsLocal object of plain class cl.
   static void DeallocateLocal(ThreadCache* cache, void* ptr, uint32_t cl);
 
   // The thread's node has no object of class cl and cannot get one: one
@@ -68,9 +58,8 @@ class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
   // the thread's own lists.
   static void* Borrow(ThreadCache* cache, uint32_t cl);
 
-  // Deallocate's slow path (the list is at its length limit, or zero): logs
-  // a remote free, else pushes the object and calls ListTooLong. cl is a
-  // node class.
+  // Deallocate's slow path (the list is at its length limit, or zero). cl
+  // is a node class.
   static void DeallocateSlow(ThreadCache* cache, void* ptr, uint32_t cl);
   // free() of a thread without a cache; another node's object is logged in
   // a log the node's cacheless threads share. cl is a node class. The
@@ -90,8 +79,7 @@ class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
   // Bytes of remote frees no thread holds (inboxes, shared logs): the stats
   // count them with the central lists, where vanilla would have them.
   static uint64_t HandedOverBytes();
-  // The logs' locks (shared logs, block pools, SparseAlloc), held across
-  // fork().
+  // The logs' locks, held across fork().
   static void LockLogPools();
   static void UnlockLogPools();
 
@@ -115,8 +103,7 @@ class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
   static void SetUpNode(ThreadCache* cache, int node);
   // SetUpNode undone: `node`'s lists zero again (empty, not in use).
   static void TearDownNode(ThreadCache* cache, int node);
-  // Every object of `node`'s lists back to its central list, counted as
-  // flushed when `flushed`.
+  // Every object of `node`'s lists back to its central list.
   static void Flush(ThreadCache* cache, int node, bool flushed);
   // DeallocateSlow's other cases: a remote free whose log has no block yet,
   // and an object that goes onto the thread's list.
