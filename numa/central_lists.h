@@ -21,13 +21,11 @@ namespace numa {
 // pages of its own, made by its node's first thread cache (MakeNodeLists),
 // so that they lie on its node. Requires the page heap lock.
 CentralFreeList* MakeCentralLists(CentralFreeList* one_node);
-// Makes CPU node `node`'s lists unless they are made. MakeNodeLists
-// requires the page heap lock; EnsureNodeLists takes it when the lists are
-// not made yet.
+// Makes CPU node `node`'s lists unless they are made; MakeNodeLists under
+// the page heap lock, EnsureNodeLists taking it.
 void MakeNodeLists(int node);
 void EnsureNodeLists(int node);
-// Every made node's lists' locks, for the fork handlers (called with the
-// page heap lock held, so no node's lists are made meanwhile).
+// For the fork handlers, under the page heap lock (no lists made meanwhile).
 void LockCentralLists();
 void UnlockCentralLists();
 

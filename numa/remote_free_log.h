@@ -85,10 +85,8 @@ inline bool LogIsFull(const LogBlock* block) {
 
 // One node's inbox of full blocks (objects it owns, freed on other nodes)
 // and its pool of empty blocks. The pool keeps a drained block for the node
-// that filled it: from one shared stack, on three nodes or more, a node would
-// mostly take blocks another node filled last, every line a remote miss. Kept
-// blocks sit in a line per filling node, with its own lock, so that taking one
-// touches that line alone.
+// that filled it, in a line per filling node with its own lock: from one
+// shared stack a node would mostly take blocks another node filled last.
 class alignas(64) NodeInbox {
  public:
   // Blocks the pool keeps for each filling node: a line's worth.
@@ -155,9 +153,7 @@ inline void ReturnBlock(LogBlock* block) {
 }
 
 // Blocks a node keeps ready in its pool's shared list, made by its own
-// threads on their refills so that they lie on its node (32 measured no
-// better on 4 nodes). When the pool runs dry a freeing thread makes a block
-// on its own node.
+// threads on their refills so that they lie on its node (32: no better).
 inline constexpr uint32_t kPoolTarget = 8;
 
 // An empty block for a log of `owner`'s objects that this thread's node
