@@ -54,8 +54,7 @@ CentralFreeList* CentralListsOf(int region);
 
 // Region id's lists, made on first use; nullptr without metadata left.
 CentralFreeList* PlacedLists(int id);
-// An object of class cl from region id's lists; nullptr when the region can
-// serve none (its heap cannot grow, no metadata).
+// An object of class cl from region id's lists, or nullptr.
 void* PopPlaced(int id, uint32_t cl);
 void PushPlaced(int id, uint32_t cl, void* object);
 // Free objects of class cl in every placed region's caches and central

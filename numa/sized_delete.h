@@ -20,9 +20,8 @@
 namespace tcmalloc {
 namespace numa {
 
-// Not the thread's own node's object, or no thread cache, or a size with no
-// class: the unsized path, after the cache learned how far its node's region
-// has grown.
+// Anything but the thread's own node's object: the unsized path, after the
+// cache learned how far its node's region has grown.
 ATTRIBUTE_NOINLINE inline void FreeSizedElsewhere(void* ptr) {
   if (ThreadCache* cache = ThreadCachePtr::GetIfPresent()) {
     ThreadCacheNodes::RefreshLocalRange(cache);

@@ -44,10 +44,8 @@ inline int ThisThreadsListNode() {
   return node < NodesWithCentralLists() ? node : 0;
 }
 
-// True once CPU node `node`'s central lists are made: from the start with
-// one set of lists, else by its node's first thread cache. A node's objects
-// come from its lists, so only paths that visit every node's lists (stats,
-// fork handlers, the idle drain) ask.
+// True once CPU node `node`'s central lists are made (by its first thread
+// cache). Only paths that visit every node's lists need ask.
 inline bool NodeListsMade(int node) {
   return (__atomic_load_n(&internal::g_small_objects.lists_made,
                           __ATOMIC_ACQUIRE) >>
@@ -57,16 +55,13 @@ inline bool NodeListsMade(int node) {
 NUMA_TCMALLOC_HIDDEN void MarkNodeListsMade(int node);
 
 // Node classes: the page map's class cache stores NodeClass(owner, class)
-// and thread caches file objects under their owner's lists. Set by the
-// thread caches when several CPU nodes have lists and
-// TCMALLOC_NUMA_REMOTE_FREE is not local.
+// and thread caches file objects under their owner's lists.
 NUMA_TCMALLOC_HIDDEN void SetNodeClasses(bool on);
 inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
 
 // True when an object can reach a central list other than its owner's:
-// there are several sets of lists and thread caches do not sort by owner
-// (TCMALLOC_NUMA_REMOTE_FREE=local), or a thread without a cache frees
-// through the plain class.
+// several sets of lists, and caches that do not sort by owner (or a thread
+// without a cache that frees through the plain class).
 inline bool StraysPossible() { return internal::g_small_objects.strays; }
 
 // The region whose central lists take `object`: its owner's (numa/region.h),

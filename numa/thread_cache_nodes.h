@@ -36,8 +36,7 @@ class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
   // On a slow path: notices that the thread moved to another node.
   static void Refresh(ThreadCache* cache);
   // Before a refill of class cl: Refresh, inboxes, idle nodes. Returns an
-  // object when the node's list already holds one (the thread just moved to
-  // a node whose lists it had filled), else nullptr.
+  // object if the (new) node's list already holds one, else nullptr.
   static void* BeforeRefill(ThreadCache* cache, uint32_t cl, int32_t byte_size);
   // Sets the part of its node's region the cache knows (IsLocal).
   static void RefreshLocalRange(ThreadCache* cache);
@@ -73,8 +72,7 @@ class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
     SLL_SetNext(ptr, nullptr);
     Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
   }
-  // Bytes of remote frees in the logs of live thread caches: still their
-  // threads', so the stats count them with the thread caches.
+  // Bytes in live caches' logs: the stats count them with the thread caches.
   static uint64_t ThreadLogBytes();
   // Bytes of remote frees no thread holds (inboxes, shared logs): the stats
   // count them with the central lists, where vanilla would have them.
