@@ -1,7 +1,4 @@
-// One set of central free lists per CPU node (numa/central_lists.h), and the
-// two things a node's lists do that vanilla's do not: hand strays to their
-// owner's list, and give a whole transfer cache back when their node goes
-// idle.
+// One set of central free lists per CPU node (numa/central_lists.h).
 #include "numa/central_lists.h"
 
 #include <new>
@@ -27,22 +24,24 @@ constexpr size_t kCentralListsBytes = kClassSizesMax * sizeof(CentralFreeList);
 static_assert(kCentralListsBytes % 4096 == 0,
               "a node's central lists must fill whole pages");
 
-// A placed list's cache in front of it (CentralListsOf's header).
+// The small cache in front of a placed list.
 struct PlacedCache {
   SpinLock lock;
   void* head;
   int32_t count;
 };
 
-// A placed region's lists and caches, one of each per class.
 struct PlacedSet {
   CentralFreeList lists[kClassSizesMax];
   PlacedCache caches[kClassSizesMax];
 };
 
-constexpr int kPlacedRegions = kRegions - kFirstNamedRegion;
-PlacedSet* g_placed[kPlacedRegions];
+PlacedSet* g_placed[kRegions - kFirstNamedRegion];
 SpinLock g_placed_lock;
+
+// Set while this thread links in logged remote frees (LinkingRemoteFrees).
+__attribute__((tls_model(
+    "initial-exec"))) thread_local bool t_linking_remote_frees = false;
 
 PlacedSet* ExistingPlaced(int id) {
   if (!IsPlacedRegion(id)) return nullptr;
@@ -68,7 +67,6 @@ PlacedSet* MakePlaced(int id) {
   return set;
 }
 
-// Every placed set that exists.
 template <typename Fn>
 void ForEachPlaced(Fn fn) {
   for (PlacedSet*& slot : g_placed) {
@@ -116,7 +114,7 @@ void EnsureNodeLists(int node) {
   MakeNodeLists(node);
 }
 
-// Every made node's list of every class, in node-class order.
+// In node-class order.
 template <typename Fn>
 static void ForEachMadeList(Fn fn) {
   for (int node = 0; node < NodesWithCentralLists(); ++node) {
@@ -243,14 +241,6 @@ void UnlockPlacedLists() NO_THREAD_SAFETY_ANALYSIS {
   });
   g_placed_lock.Unlock();
 }
-
-namespace {
-// Set while this thread links in another node's logged frees
-// (LinkingRemoteFrees): they were freed elsewhere, though linked on their
-// owner's node.
-__attribute__((tls_model(
-    "initial-exec"))) thread_local bool t_linking_remote_frees = false;
-}  // namespace
 
 void LinkingRemoteFrees(bool linking) { t_linking_remote_frees = linking; }
 

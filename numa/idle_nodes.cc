@@ -8,8 +8,7 @@ namespace tcmalloc {
 namespace numa {
 namespace {
 
-// Each node's refill count, bumped by its own refills: a page per node
-// (numa/node_pages.h), so that those writes stay on the node.
+// A page per node (numa/node_pages.h), so that its refills' writes stay on it.
 NodePages<uint64_t> g_refills;
 
 // What the looker last saw of each node, written only by the looker.

@@ -1,11 +1,6 @@
-// Which CPU nodes have gone idle: no thread has refilled its cache from
-// their small-object lists for a while. Their central lists' transfer caches
-// then hold objects no one will take, so an active node's refill path gives
-// them back to their spans (and from there to the node's page heap, whose
-// free pages other nodes' growth releases). No background thread: the check
-// rides on refills, which are already a slow path.
-//
-// Inside the gperftools tree this file lives at src/numa/idle_nodes.h.
+// Which CPU nodes have gone idle (docs/design.md, "Small-object caches
+// across nodes"): no thread has refilled its cache from their lists for a
+// while, so an active node's refill path gives their transfer caches back.
 #ifndef NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
 #define NUMA_TCMALLOC_NUMA_IDLE_NODES_H_
 
@@ -18,34 +13,27 @@
 namespace tcmalloc {
 namespace numa {
 
-// A node's refills between two looks for idle nodes.
 inline constexpr uint64_t kRefillsPerLook = 1024;
 // A node counts as idle once kQuietLooks looks in a row found no refill of
-// its own, so its caches go back within (kQuietLooks + 1) * kRefillsPerLook
-// refills of one active node. One quiet look is not enough: a program whose
-// threads come and go in rounds (mstress) leaves a node quiet between two
-// rounds, and draining it then only makes its next round fetch everything
-// again, while another node's thread walks its lists remotely.
+// its own. One quiet look is not enough: a program whose threads come and go
+// in rounds (mstress) leaves a node quiet between two rounds, and draining
+// it then only makes its next round fetch everything again.
 inline constexpr int kQuietLooks = 4;
 
-// Counts a thread-cache refill from `node`'s lists (relaxed atomics, no
-// lock). True on every kRefillsPerLook-th of them: time for TakeIdleNodes.
+// Counts a thread-cache refill from `node`'s lists. True on every
+// kRefillsPerLook-th of them: time for TakeIdleNodes.
 bool NoteRefill(int node);
 
-// The CPU nodes below `cpu_nodes` (those with lists), other than `self`, that
-// made no refill in the last kQuietLooks looks (a node never refilled from
-// counts from the first look: other nodes' threads may have freed objects to
-// it), as a bit mask; each idle spell is reported once. 0 while another thread
-// is looking.
+// The CPU nodes below `cpu_nodes`, other than `self`, that made no refill
+// in the last kQuietLooks looks (a node never refilled from too: other
+// nodes' threads may have freed objects to it), as a bit mask; each idle
+// spell is reported once. 0 while another thread is looking.
 uint64_t TakeIdleNodes(int self, int cpu_nodes);
 
 // Puts each node's refill count on a page of its own (numa/node_pages.h).
 void PlaceRefillCountsOnNodePages();
-
-// Node `node`'s refill count (tests ask where it lies).
+// For tests: where node `node`'s refill count lies; forgetting all counts.
 const uint64_t* RefillCountOf(int node);
-
-// Forgets all counts (tests).
 void ResetIdleNodesForTest();
 
 }  // namespace numa

@@ -1,12 +1,8 @@
-// The layer's one lock: a spin lock with no other lock taken inside it, so
-// that a thread waiting for it never waits on another lock. Held for a few
-// instructions (no allocation, at most one syscall) by the layer's leaf data:
-// the remote-free logs' pools and shared logs, the reuse witness's notes and
-// the sparse metadata memory they carve from. Held longer once per process,
-// by the start of placement, which reads files: so a waiter that has spun a
-// while yields its CPU, as it does when the holder was preempted.
-//
-// Inside the gperftools tree this file lives at src/numa/leaf_lock.h.
+// The layer's one lock (docs/design.md, "Lock order"): a spin lock with no
+// other lock taken inside it, held for a few instructions (no allocation, at
+// most one syscall). Held longer once per process, by the start of
+// placement, which reads files: so a waiter that has spun a while yields its
+// CPU, as it does when the holder was preempted.
 #ifndef NUMA_TCMALLOC_NUMA_LEAF_LOCK_H_
 #define NUMA_TCMALLOC_NUMA_LEAF_LOCK_H_
 

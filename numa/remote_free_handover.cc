@@ -1,20 +1,26 @@
-// The thread-cache side of the remote-free logs (numa/remote_free_log.h):
-// frees logged, full blocks handed to their owner, inboxes linked in. Only
+// The thread-cache side of the remote-free logs (numa/remote_free_log.h),
 // compiled as the end of numa/thread_cache_nodes.cc, whose helpers it uses.
 
 namespace tcmalloc {
 namespace numa {
 namespace {
 
-// The log that threads without a thread cache on one node share for one
-// owner node: their free() would link the object into the owner's central
-// list, a write into it.
+// The log one node's threads without a cache share for one owner node.
 struct alignas(64) SharedLog {
   LeafLock lock;
   LogBlock* block = nullptr;  // guarded by lock
 };
 // [freeing node][owner node]; untouched but for the pairs that free.
 SharedLog g_shared_logs[kMaxCpuNodes][kMaxCpuNodes];
+
+template <typename Fn>
+void ForEachSharedLog(Fn fn) {
+  for (int here = 0; here < NodesWithLists(); ++here) {
+    for (int owner = 0; owner < NodesWithLists(); ++owner) {
+      fn(g_shared_logs[here][owner]);
+    }
+  }
+}
 
 // Appends `object` of node class `cl` to `log`, which has room; true when
 // that filled it. Inlined, so that DeallocateSlow's common case makes no
@@ -37,6 +43,10 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
   };
   Chain chains[kClassSizesMax];
   uint64_t started[kClassSizesMax / 64] = {};
+  auto insert = [&](uint32_t cl) {
+    Static::central_cache()[NodeClass(node, cl)].InsertRange(
+        chains[cl].head, chains[cl].tail, chains[cl].length);
+  };
   for (uint32_t i = 0; i < block->count; ++i) {
     const uint32_t cl = LoggedClass(block, i);
     void* object = LoggedObject(block, i, node);
@@ -44,69 +54,31 @@ void LinkIntoCentralLists(const LogBlock* block, int node) {
     const uint64_t bit = uint64_t{1} << (cl % 64);
     if ((started[cl / 64] & bit) == 0) {
       started[cl / 64] |= bit;
-      SLL_SetNext(object, nullptr);
-      chain.head = chain.tail = object;
-      chain.length = 1;
-    } else {
-      SLL_Push(&chain.head, object);
-      chain.length++;
+      chain = Chain{nullptr, object, 0};
     }
-    if (chain.length == Static::sizemap()->num_objects_to_move(cl)) {
-      Static::central_cache()[NodeClass(node, cl)].InsertRange(
-          chain.head, chain.tail, chain.length);
+    SLL_Push(&chain.head, object);
+    if (++chain.length == Static::sizemap()->num_objects_to_move(cl)) {
+      insert(cl);
       started[cl / 64] &= ~bit;
     }
   }
   for (uint32_t word = 0; word < kClassSizesMax / 64; ++word) {
     for (uint64_t left = started[word]; left != 0; left &= left - 1) {
-      const uint32_t cl = word * 64 + __builtin_ctzll(left);
-      Static::central_cache()[NodeClass(node, cl)].InsertRange(
-          chains[cl].head, chains[cl].tail, chains[cl].length);
+      insert(word * 64 + __builtin_ctzll(left));
     }
   }
   LinkingRemoteFrees(false);
 }
 
-}  // namespace
-}  // namespace numa
-
-// Declared in thread_cache.h, whose inline Deallocate calls it.
-void ThreadCache::DeallocateSlow(void* ptr, uint32_t cl) {
-  numa::ThreadCacheNodes::DeallocateSlow(this, ptr, cl);
+// A drained or shared log's block: linked in from here, back to its pool.
+void LinkAndReturn(LogBlock* block, int node) {
+  LinkIntoCentralLists(block, node);
+  ReturnBlock(block);
 }
 
-namespace numa {
-
-// The common case, a remote free into a log that has room, runs without a
-// call (so without a stack frame); everything else is a tail call. A node
-// whose lists are set up (the thread lived there) keeps taking its objects
-// on them.
-void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
-                                      uint32_t cl) {
-  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
-  const int node = ClassNode(cl);
-  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
-      Loggable(ptr, node)) {
-    LogBlock* log = LogsOf(cache)[node];
-    if (PREDICT_FALSE(log == nullptr)) return LogIntoNewBlock(cache, ptr, cl);
-    if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
-      return HandOver(cache, node);
-    }
-    return;
-  }
-  return PushOntoList(cache, ptr, cl);
-}
-
-void ThreadCacheNodes::LogIntoNewBlock(ThreadCache* cache, void* ptr,
-                                       uint32_t cl) {
-  const int node = ClassNode(cl);
-  LogBlock* log = NewBlock(node, NodesWithLists());
-  if (log == nullptr) return PushOntoList(cache, ptr, cl);
-  LogsOf(cache)[node] = log;
-  if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) HandOver(cache, node);
-}
-
-bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
+// A full block to `node`'s inbox: true if taken, else its objects were
+// linked in from here and it is empty.
+bool HandOverBlock(LogBlock* block, int node) {
   AddToCounter(Counter::kRemoteFreeObjects, block->count);
   if (InboxOf(node).Offer(block)) return true;
   // The owner's inbox is full (no thread of it has refilled for a while):
@@ -118,20 +90,8 @@ bool ThreadCacheNodes::HandOverBlock(LogBlock* block, int node) {
   return false;
 }
 
-void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
-  LogBlock** log = &LogsOf(cache)[node];
-  // A block that was not taken stays, emptied, as the log.
-  if (HandOverBlock(*log, node)) *log = nullptr;
-}
-
-void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
-  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
-  if (TookCachelessFree(ptr, cl)) return;
-  SLL_SetNext(ptr, nullptr);
-  Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
-}
-
-bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
+// True when a free without a thread cache was logged as a remote free.
+bool TookCachelessFree(void* ptr, uint32_t cl) {
   if (!g_logs) return false;
   const int owner = ClassNode(cl);
   const int here = ThisThreadsListNode();
@@ -163,7 +123,7 @@ bool ThreadCacheNodes::TookCachelessFree(void* ptr, uint32_t cl) {
   return true;
 }
 
-void ThreadCacheNodes::FlushSharedLogsTo(int owner) {
+void FlushSharedLogsTo(int owner) {
   for (int here = 0; here < NodesWithLists(); ++here) {
     SharedLog& log = g_shared_logs[here][owner];
     log.lock.Lock();
@@ -172,9 +132,67 @@ void ThreadCacheNodes::FlushSharedLogsTo(int owner) {
     log.lock.Unlock();
     if (block == nullptr) continue;
     AddToCounter(Counter::kRemoteFreeObjects, block->count);
-    LinkIntoCentralLists(block, owner);
-    ReturnBlock(block);
+    LinkAndReturn(block, owner);
   }
+}
+
+void DrainInbox(int node) {
+  for (LogBlock* block = InboxOf(node).TakeAll(); block != nullptr;) {
+    LogBlock* next = block->next;
+    LinkAndReturn(block, node);
+    block = next;
+  }
+}
+
+}  // namespace
+}  // namespace numa
+
+// Declared in thread_cache.h, whose inline Deallocate calls it.
+void ThreadCache::DeallocateSlow(void* ptr, uint32_t cl) {
+  numa::ThreadCacheNodes::DeallocateSlow(this, ptr, cl);
+}
+
+namespace numa {
+
+// The common case, a remote free into a log that has room, runs without a
+// call (so without a stack frame); everything else is a tail call. A node
+// whose lists are set up keeps taking its objects on them.
+void ThreadCacheNodes::DeallocateSlow(ThreadCache* cache, void* ptr,
+                                      uint32_t cl) {
+  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
+  const int node = ClassNode(cl);
+  if (g_logs && !NodeInUse(cache->node_lists_in_use_, node) &&
+      Loggable(ptr, node)) {
+    LogBlock* log = LogsOf(cache)[node];
+    if (PREDICT_FALSE(log == nullptr)) return LogIntoNewBlock(cache, ptr, cl);
+    if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) {
+      return HandOver(cache, node);
+    }
+    return;
+  }
+  return PushOntoList(cache, ptr, cl);
+}
+
+void ThreadCacheNodes::LogIntoNewBlock(ThreadCache* cache, void* ptr,
+                                       uint32_t cl) {
+  const int node = ClassNode(cl);
+  LogBlock* log = NewBlock(node, NodesWithLists());
+  if (log == nullptr) return PushOntoList(cache, ptr, cl);
+  LogsOf(cache)[node] = log;
+  if (PREDICT_FALSE(AppendRemoteFree(log, ptr, cl))) HandOver(cache, node);
+}
+
+void ThreadCacheNodes::HandOver(ThreadCache* cache, int node) {
+  LogBlock** log = &LogsOf(cache)[node];
+  // A block that was not taken stays, emptied, as the log.
+  if (HandOverBlock(*log, node)) *log = nullptr;
+}
+
+void ThreadCacheNodes::FreeWithoutCacheOnNodes(void* ptr, uint32_t cl) {
+  if (PREDICT_FALSE(cl == 0)) return FreeInvalid(ptr);
+  if (TookCachelessFree(ptr, cl)) return;
+  SLL_SetNext(ptr, nullptr);
+  Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
 }
 
 void ThreadCacheNodes::HandOverAll(ThreadCache* cache) {
@@ -186,15 +204,6 @@ void ThreadCacheNodes::HandOverAll(ThreadCache* cache) {
       ReturnBlock(logs[node]);
       logs[node] = nullptr;
     }
-  }
-}
-
-void ThreadCacheNodes::DrainInbox(int node) {
-  for (LogBlock* block = InboxOf(node).TakeAll(); block != nullptr;) {
-    LogBlock* next = block->next;
-    LinkIntoCentralLists(block, node);
-    ReturnBlock(block);
-    block = next;
   }
 }
 
@@ -220,28 +229,19 @@ uint64_t ThreadCacheNodes::HandedOverBytes() {
   for (int node = 0; node < NodesWithLists(); ++node) {
     bytes += InboxOf(node).bytes();
   }
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      const LogBlock* log = g_shared_logs[here][owner].block;
-      if (log != nullptr) bytes += log->bytes;
-    }
-  }
+  ForEachSharedLog([&](const SharedLog& log) {
+    if (log.block != nullptr) bytes += log.block->bytes;
+  });
   return bytes;
 }
 
-// Shared logs before pools: TookCachelessFree takes a pool's lock inside a
-// shared log's.
+// Shared logs, then pools, then (innermost) the sparse memory new blocks
+// come from.
 void ThreadCacheNodes::LockLogPools() NO_THREAD_SAFETY_ANALYSIS {
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      g_shared_logs[here][owner].lock.Lock();
-    }
-  }
+  ForEachSharedLog([](SharedLog& log) { log.lock.Lock(); });
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).LockPool();
   }
-  // Innermost: the sparse memory new blocks come from (AllocateBlock runs
-  // under a shared log's lock).
   LockSparseMemory();
 }
 
@@ -250,11 +250,7 @@ void ThreadCacheNodes::UnlockLogPools() NO_THREAD_SAFETY_ANALYSIS {
   for (int node = 0; node < NodesWithLists(); ++node) {
     InboxOf(node).UnlockPool();
   }
-  for (int here = 0; here < NodesWithLists(); ++here) {
-    for (int owner = 0; owner < NodesWithLists(); ++owner) {
-      g_shared_logs[here][owner].lock.Unlock();
-    }
-  }
+  ForEachSharedLog([](SharedLog& log) { log.lock.Unlock(); });
 }
 
 }  // namespace numa

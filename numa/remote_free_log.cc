@@ -14,9 +14,8 @@ namespace {
 // there; other nodes' threads write it once per block (numa/node_pages.h).
 NodePages<NodeInbox> g_inboxes;
 
-// A new block, on this thread's node: two pages from SparseAlloc (mappings
-// of their own, no huge pages), which land on the node of the thread that
-// first writes them. nullptr if the system has no memory for one.
+// A new block, on this thread's node: two pages of their own from
+// SparseAlloc, which land on the node that first writes them; or nullptr.
 LogBlock* AllocateBlock() {
   LogBlock* block = static_cast<LogBlock*>(SparseAlloc(sizeof(LogBlock)));
   if (block == nullptr) return nullptr;
@@ -30,14 +29,6 @@ LogBlock* AllocateBlock() {
 NodeInbox& InboxOf(int node) { return g_inboxes[node]; }
 
 void PlaceInboxesOnNodePages() { g_inboxes.Place(); }
-
-void BlockStack::Push(LogBlock* first, LogBlock* last) {
-  LogBlock* head = head_.load(std::memory_order_relaxed);
-  do {
-    last->next = head;
-  } while (!head_.compare_exchange_weak(head, first, std::memory_order_release,
-                                        std::memory_order_relaxed));
-}
 
 bool NodeInbox::Offer(LogBlock* block) {
   // Counted before the push, so that TakeAll never subtracts what was not
@@ -53,12 +44,16 @@ bool NodeInbox::Offer(LogBlock* block) {
     blocks_.fetch_sub(1, std::memory_order_relaxed);
     return false;
   }
-  full_.Push(block, block);
+  LogBlock* head = full_.load(std::memory_order_relaxed);
+  do {
+    block->next = head;
+  } while (!full_.compare_exchange_weak(head, block, std::memory_order_release,
+                                        std::memory_order_relaxed));
   return true;
 }
 
 LogBlock* NodeInbox::TakeAll() {
-  LogBlock* taken = full_.TakeAll();
+  LogBlock* taken = full_.exchange(nullptr, std::memory_order_acquire);
   uint32_t blocks = 0;
   uint64_t bytes = 0;
   for (LogBlock* b = taken; b != nullptr; b = b->next) {

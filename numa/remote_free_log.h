@@ -1,25 +1,8 @@
-// Remote frees that do not touch the object. gperftools' free lists are
-// intrusive: a thread that files a freed object under a list writes the list
-// pointer into the object. When the object's owner is another node, that
-// write is a remote cache miss on every remote free (xmalloc-test: 1.03 per
-// freed object, docs/benchmarks.md). Instead, a thread cache records such an
-// object's address and size class in a log block of its own, one block per
-// owner node; a full block goes to the owner node's inbox, and the owner's
-// threads link the objects into their central lists on their next refill,
-// where those writes are local. The freeing thread touches only its block.
-//
-// This file holds the blocks and the inboxes; the thread-cache side
-// (filling, handing over, draining) is numa/remote_free_handover.cc. Blocks
-// are never freed: an owner keeps drained blocks in its pool, where the next
-// log of its objects takes one. A block lives on its owner's node (the owner
-// tops its pool up with blocks it first touched): the owner, which touches
-// much memory, reads blocks locally, and the freeing thread, which touches
-// little, keeps the few it fills in its cache. So the pool gives a node's
-// threads back the blocks they filled last, and the owner only reads a
-// block, never writes it: a line of it that the filling node still holds
-// stays valid in that node's cache.
-//
-// Inside the gperftools tree this file lives at src/numa/remote_free_log.h.
+// Remote frees that do not touch the object (docs/design.md, "Remote frees:
+// logged, not linked"): log blocks, inboxes and block pools; the thread-cache
+// side is numa/remote_free_handover.cc. Blocks are never freed. A block lives
+// on its owner's node and the owner only reads it, so a line of it that the
+// filling node still holds stays valid in that node's cache.
 #ifndef NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
 #define NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
 
@@ -36,18 +19,15 @@
 namespace tcmalloc {
 namespace numa {
 
-// Objects a block holds: a block fills two 4 KiB pages. The per-block costs
-// (handing it over, taking it from a pool: a few cache lines other nodes
-// wrote) are spread over this many frees.
+// Objects a block of two 4 KiB pages holds: its per-block costs (a few
+// lines other nodes wrote) are spread over this many frees.
 inline constexpr uint32_t kLogSlots = 1360;
-// A log is handed over when it holds this many bytes of objects, so that a
-// thread that frees big objects of another node keeps at most this much
-// memory from its owner (plus one object).
+// A log is handed over when it holds this many bytes of objects: what a
+// thread may keep from their owner (plus one object).
 inline constexpr uint64_t kLogMaxBytes = uint64_t{64} << 10;
-// An inbox takes no more blocks than this, and no more bytes of objects: a
-// node with no thread that refills would otherwise collect remote frees for
-// good. Past either, the freeing thread links the objects itself (remote
-// writes, as without logs).
+// An inbox takes no more blocks and bytes of objects than this, or a node
+// with no thread that refills would collect remote frees for good; past
+// either, the freeing thread links the objects itself.
 inline constexpr uint32_t kInboxMaxBlocks = 256;
 inline constexpr uint64_t kInboxMaxBytes = uint64_t{8} << 20;
 
@@ -56,10 +36,8 @@ inline constexpr int16_t kNoFiller = -1;
 
 struct LogBlock {
   LogBlock* next;
-  int16_t placed_on;  // the node whose thread first wrote it: its pool takes
-                      // it back, to log that node's objects
-  int16_t filled_by;  // the node whose threads filled it last (kNoFiller):
-                      // the pool keeps it for them
+  int16_t placed_on;  // the node whose thread first wrote it: its pool's
+  int16_t filled_by;  // the node whose threads filled it last, or kNoFiller
   uint32_t count;     // objects held
   uint64_t bytes;     // their bytes
   uint32_t offsets[kLogSlots];
@@ -68,17 +46,14 @@ struct LogBlock {
 static_assert(sizeof(LogBlock) <= 8192, "a log block fits two pages");
 static_assert(kWindowShift - 3 <= 32 + 8, "a window's 8-byte units fit");
 
-// An entry is 6 bytes, not a pointer and a class (9): the freeing thread
-// writes the block line by line and the owner reads it, so its lines are
-// what a remote free costs in traffic between nodes. A block's objects all
-// lie in one node's window (numa/owner.h), so an entry keeps the object's
-// place in that window in 8-byte units (37 bits: 32 in `offsets`, 5 in the
-// high byte of `tags`) and its plain size class (the low byte of `tags`).
+// An entry is 6 bytes, since a block's lines are what a remote free costs in
+// traffic between nodes: the object's place in its node's window
+// (numa/owner.h) in 8-byte units (37 bits: 32 in `offsets`, 5 in the high
+// byte of `tags`) and its plain size class (the low byte of `tags`).
 //
 // True when `object` can go into a log of `node`'s objects: it lies in the
-// node's window and is 8-byte aligned (every size class is). Node 0's heap
-// also holds memory from outside the layer's windows (numa/owner.h); such
-// objects take the list path.
+// node's window (node 0's heap also holds memory outside the windows) and
+// is 8-byte aligned (every size class is).
 inline bool Loggable(const void* object, int node) {
   return (reinterpret_cast<uintptr_t>(object) & ~(kWindowSize - 8)) ==
          WindowStart(node);
@@ -108,76 +83,44 @@ inline bool LogIsFull(const LogBlock* block) {
   return block->count == kLogSlots || block->bytes >= kLogMaxBytes;
 }
 
-// A stack of blocks any thread may push onto, emptied in one exchange:
-// without a pop of one block there is no ABA case and no lock.
-class BlockStack {
- public:
-  // Pushes the chain first..last (linked through next).
-  void Push(LogBlock* first, LogBlock* last);
-  // The whole stack, newest first; nullptr if empty.
-  LogBlock* TakeAll() {
-    return head_.exchange(nullptr, std::memory_order_acquire);
-  }
-  bool Empty() const {
-    return head_.load(std::memory_order_relaxed) == nullptr;
-  }
-
- private:
-  std::atomic<LogBlock*> head_{nullptr};
-};
-
 // One node's inbox of full blocks (objects it owns, freed on other nodes)
-// and its pool of empty blocks (blocks its threads fill).
-//
-// The pool keeps a drained block for the node that filled it. On three nodes
-// or more several nodes log one owner's objects; from one shared stack, a
-// node would mostly take blocks another node filled last, whose lines that
-// node's writes had taken out of its cache: every line a remote miss
-// (xmalloc-test on 4 nodes: 83% of the allocator's remote misses were its
-// log writes). Kept blocks sit in a line per filling node, with its own lock,
-// so that taking one touches that line alone, and the owner writes nothing
-// into a block it keeps.
+// and its pool of empty blocks. The pool keeps a drained block for the node
+// that filled it, in a line per filling node with its own lock: from one
+// shared stack a node would mostly take blocks another node filled last.
 class alignas(64) NodeInbox {
  public:
-  // Blocks the pool keeps for each filling node (a line's worth); more go to
-  // the shared list.
+  // Blocks the pool keeps for each filling node: a line's worth.
   static constexpr int kKeptPerFiller = 6;
 
   // Takes a full block unless the inbox is at kInboxMaxBlocks or
   // kInboxMaxBytes; false leaves the block with the caller.
   bool Offer(LogBlock* block);
-  // Every block offered and not yet taken, newest first; the counts drop
-  // by what was taken.
+  // Every block offered and not yet taken, newest first.
   LogBlock* TakeAll();
   // One relaxed load: the refill path asks this first.
-  bool HasBlocks() const { return !full_.Empty(); }
-  // Bytes of objects in blocks offered and not yet taken.
+  bool HasBlocks() const {
+    return full_.load(std::memory_order_relaxed) != nullptr;
+  }
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 
-  // An empty block (count and bytes zero, filled_by `filler`) for a log
-  // that node `filler`'s threads fill: the one that node gave back last,
-  // else one of the shared list (new blocks, and overflow), else one kept
-  // for another of nodes 0..nodes-1; nullptr if there is none.
+  // An empty block for a log that node `filler`'s threads fill: the one
+  // that node gave back last, else one of the shared list, else one kept for
+  // another of nodes 0..nodes-1; nullptr if there is none.
   LogBlock* TakeEmpty(int filler, int nodes);
-  // A drained block back to the pool, kept for block->filled_by (the shared
-  // list when that has no room, the block was never filled, or it lies on
-  // its filler's node). Writes into the block only when it goes to the
-  // shared list.
+  // A drained block back to the pool, kept for block->filled_by (else to
+  // the shared list, the only case that writes into the block).
   void GiveEmpty(LogBlock* block);
-  // Blocks in the shared list (a relaxed read): those ready for a node that
-  // has none kept.
   uint32_t shared_blocks() const {
     return shared_blocks_.load(std::memory_order_relaxed);
   }
 
-  // Every lock of the pool, held across fork() so that the child's pool is
-  // whole.
+  // Every lock of the pool, held across fork().
   void LockPool();
   void UnlockPool();
 
  private:
-  // The blocks kept for one filling node: pops one block at a time, so it
-  // takes a lock (a stack popped by several threads has the ABA case).
+  // The blocks kept for one filling node: popped one at a time, so under a
+  // lock (a lock-free stack popped by several threads has the ABA case).
   struct alignas(64) Kept {
     LeafLock lock;
     // Written under lock, as blocks[0..used-1]; read without it first.
@@ -186,10 +129,11 @@ class alignas(64) NodeInbox {
   };
   static_assert(sizeof(Kept) == 64, "a filling node's blocks fill a line");
 
-  // The block kept last for `filler`, or nullptr.
   LogBlock* TakeKept(int filler);
 
-  BlockStack full_;
+  // Full blocks, through next: any thread pushes, TakeAll empties it in one
+  // exchange. Without a pop of one block there is no ABA case and no lock.
+  std::atomic<LogBlock*> full_{nullptr};
   std::atomic<uint32_t> blocks_{0};
   std::atomic<uint64_t> bytes_{0};
   alignas(64) LeafLock shared_lock_;
@@ -198,38 +142,28 @@ class alignas(64) NodeInbox {
   Kept kept_[kMaxCpuNodes];
 };
 
-// CPU node `node`'s inbox (node < kMaxCpuNodes).
-NodeInbox& InboxOf(int node);
-
-// Puts each node's inbox on a page of its own (numa/node_pages.h), before
-// any inbox is used.
+NodeInbox& InboxOf(int node);  // node < kMaxCpuNodes
+// Puts each node's inbox on a page of its own (numa/node_pages.h).
 void PlaceInboxesOnNodePages();
 
 // An emptied block back to the pool of the node it lies on, to log that
-// node's objects next (a block a freeing thread had to make lies on its
-// node, not its owner's).
+// node's objects next.
 inline void ReturnBlock(LogBlock* block) {
   InboxOf(block->placed_on).GiveEmpty(block);
 }
 
-// Blocks a node keeps ready in its pool's shared list, for nodes that have
-// none kept (NodeInbox), made by its own threads on their refills so that
-// they lie on its node: 64 KiB. When the pool runs dry a freeing thread
-// makes a block on its own node, which goes to that node's pool once
-// drained. (32 blocks measured no better on 4 nodes.)
+// Blocks a node keeps ready in its pool's shared list, made by its own
+// threads on their refills so that they lie on its node (32: no better).
 inline constexpr uint32_t kPoolTarget = 8;
 
 // An empty block for a log of `owner`'s objects that this thread's node
-// fills (nodes 0..nodes-1 have pools): from the owner's pool (the block this
-// node filled last, if the owner kept one for it), else a new one; nullptr
-// if there is none (the free then takes the list path).
+// fills (nodes 0..nodes-1 have pools): from the owner's pool, else a new
+// one; nullptr if there is none (the free then takes the list path).
 LogBlock* NewBlock(int owner, int nodes);
-// A thread of `node` fills its pool of blocks up to kPoolTarget.
 void TopUpPool(int node);
 
-// An object of plain class `cl`, `size` bytes, out of `log`, a log of
-// `node`'s objects (the last such entry), or nullptr; `log` may be null.
-// Linear in the block: only for borrowing, when a node has nothing left.
+// An object of plain class `cl`, `size` bytes, out of `log` (may be null), a
+// log of `node`'s objects, or nullptr. Linear: only for borrowing.
 void* TakeFromLog(LogBlock* log, int node, uint32_t cl, uint64_t size);
 
 }  // namespace numa

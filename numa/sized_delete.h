@@ -1,19 +1,8 @@
-// Sized delete (tc_free_sized: operator delete with a size, free_sized) when
-// the size alone cannot say where an object goes back: with node classes the
-// size names the class but not the owner node, and once the program places
-// memory (numa/placed.h) any pointer may be placed memory, which thread
-// caches never hold. SizedFreeNeedsOwner (numa/numa.h) says when that is;
-// tc_free_sized then calls FreeSized instead of taking vanilla's path.
-//
-// FreeSized keeps the common case as cheap as vanilla's: an object of the
-// thread's own node (one subtract and compare against the part of its
-// node's region the cache knows) goes onto the thread's own list with the
-// class the size gives. Anything else takes the unsized path, which reads
-// the owner from the page map.
-//
-// Included by tcmalloc.cc alone, so that FreeSized inlines into
-// tc_free_sized. Compiled only inside
-// the patched gperftools tree, as src/numa/sized_delete.h.
+// Sized delete when the size alone cannot say where an object goes back
+// (SizedFreeNeedsOwner; docs/design.md, "Sized delete"): an object of the
+// thread's own node goes onto its own list with the class the size gives,
+// anything else takes the unsized path. Included by tcmalloc.cc alone, so
+// that FreeSized inlines into tc_free_sized.
 #ifndef NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
 #define NUMA_TCMALLOC_NUMA_SIZED_DELETE_H_
 
@@ -31,9 +20,8 @@
 namespace tcmalloc {
 namespace numa {
 
-// Not the thread's own node's object, or no thread cache, or a size with no
-// class: the unsized path, after the cache learned how far its node's region
-// has grown (a grown region is soon known).
+// Anything but the thread's own node's object: the unsized path, after the
+// cache learned how far its node's region has grown.
 ATTRIBUTE_NOINLINE inline void FreeSizedElsewhere(void* ptr) {
   if (ThreadCache* cache = ThreadCachePtr::GetIfPresent()) {
     ThreadCacheNodes::RefreshLocalRange(cache);

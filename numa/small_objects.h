@@ -1,10 +1,7 @@
-// What the allocator built for small objects: how many sets of central
-// lists, whether the class cache holds node classes, and what that means for
-// an object's list and its cached class. Set once during Init (but for the
-// lists made, which grow as nodes' first thread caches appear) and read
-// inline on the allocator's slow paths and in free()'s page map cache miss.
-//
-// Inside the gperftools tree this file lives at src/numa/small_objects.h.
+// What the allocator built for small objects, and what that means for an
+// object's list and its cached class. Set once during Init (but for the
+// lists made) and read inline on the allocator's slow paths and in free()'s
+// page map cache miss.
 #ifndef NUMA_TCMALLOC_NUMA_SMALL_OBJECTS_H_
 #define NUMA_TCMALLOC_NUMA_SMALL_OBJECTS_H_
 
@@ -22,9 +19,6 @@ namespace numa {
 NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
 namespace internal {
-// What the allocator built for small objects; read on its slow paths and in
-// free()'s page map cache miss, so read inline. Set once, during Init, but
-// for lists_made, which grows as nodes' first thread caches appear.
 struct SmallObjects {
   int nodes_with_central_lists;
   bool node_classes;
@@ -35,11 +29,9 @@ struct SmallObjects {
 NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 }  // namespace internal
 
-// The CPU nodes whose central lists the allocator has actually built: 1
-// until it builds them per node and records it here (which marks none of
-// them made yet when there are several). Introspection reads
-// this, not NumCpuNodes(), so that it indexes only lists that exist (and
-// builds without them: it comes before the per-node lists in the series).
+// The CPU nodes whose central lists the allocator has built: 1 until it
+// builds them per node. Introspection reads this, not NumCpuNodes(), so that
+// it indexes only lists that exist.
 NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
 inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;
@@ -52,11 +44,8 @@ inline int ThisThreadsListNode() {
   return node < NodesWithCentralLists() ? node : 0;
 }
 
-// True once CPU node `node`'s central lists are made. With one set of lists
-// (vanilla's) they are from the start; with several, a node's are made by
-// its first thread cache (numa/central_lists.h). Objects of a node exist
-// only after its lists are made (they come from them), so only paths that
-// visit every node's lists (stats, fork handlers, the idle drain) ask.
+// True once CPU node `node`'s central lists are made (by its first thread
+// cache). Only paths that visit every node's lists need ask.
 inline bool NodeListsMade(int node) {
   return (__atomic_load_n(&internal::g_small_objects.lists_made,
                           __ATOMIC_ACQUIRE) >>
@@ -66,22 +55,17 @@ inline bool NodeListsMade(int node) {
 NUMA_TCMALLOC_HIDDEN void MarkNodeListsMade(int node);
 
 // Node classes: the page map's class cache stores NodeClass(owner, class)
-// and thread caches file objects under their owner's lists. On from the
-// moment the thread caches can do it (they set it up) when several CPU
-// nodes have lists and TCMALLOC_NUMA_REMOTE_FREE=owner.
+// and thread caches file objects under their owner's lists.
 NUMA_TCMALLOC_HIDDEN void SetNodeClasses(bool on);
 inline bool NodeClasses() { return internal::g_small_objects.node_classes; }
 
 // True when an object can reach a central list other than its owner's:
-// there are several sets of lists and thread caches do not sort by owner
-// (TCMALLOC_NUMA_REMOTE_FREE=local), or a thread without a cache frees
-// through the plain class. With node classes every object goes straight to
-// its owner's list, and the lists need not look.
+// several sets of lists, and caches that do not sort by owner (or a thread
+// without a cache that frees through the plain class).
 inline bool StraysPossible() { return internal::g_small_objects.strays; }
 
-// The region whose central lists take `object` (numa/central_lists.h): its
-// owner's, a node's or placed memory's (numa/region.h), or node 0's when
-// all nodes share one set of lists.
+// The region whose central lists take `object`: its owner's (numa/region.h),
+// or node 0's when all nodes share one set of lists.
 inline int ListRegionOf(const void* object) {
   if (NodesWithCentralLists() == 1 && !PlacementStarted()) return 0;
   const Owner o = OwnerOf(object);
@@ -96,26 +80,21 @@ inline uint32_t CachedClass(int node, uint32_t cl) {
 }
 
 // The same for `object`, a node's memory (not placed memory, whose class is
-// never cached): with node classes there are lists per node, so its owner
-// node's lists take it.
+// never cached).
 inline uint32_t CachedClassOf(const void* object, uint32_t cl) {
   return NodeClasses() ? NodeClass(OwnerOf(object).node, cl) : cl;
 }
 
 // True when `cached`, the page map's cached value for `object`, is what
-// Populate or free() would have written for it: class cl and, with node
-// classes, the object's owner (Debug builds check every cache hit).
+// Populate or free() would have written for it (Debug builds check).
 inline bool CachedClassIs(uint32_t cached, const void* object, uint32_t cl) {
   return BaseClass(cached) == cl && cached == CachedClassOf(object, cl);
 }
 
 // True when a sized delete cannot trust the size alone and must look at the
-// address: the size names the class but not the owner (node classes), or
-// the object may be placed memory, which thread caches never hold
-// (numa/sized_delete.h).
+// address (numa/sized_delete.h). A plain load, on every sized delete; set
+// once (Init, the first placement), before any object it concerns exists.
 inline bool SizedFreeNeedsOwner() {
-  // A plain load, one compare with memory: on every sized delete. Set once
-  // (Init, the first placement), before any object it concerns exists.
   return internal::g_small_objects.sized_free_by_owner;
 }
 

@@ -1,6 +1,4 @@
-// Thread caches that know nodes (numa/thread_cache_nodes.h): their node
-// lists, what a thread does when it moves, and where it turns when its node
-// has nothing left.
+// Thread caches that know nodes (numa/thread_cache_nodes.h).
 #include "numa/thread_cache_nodes.h"
 
 #include <string.h>
@@ -39,24 +37,18 @@ static_assert(kPageMapCachePeriod ==
               "the region stagger follows the page map's class cache");
 #endif
 
-// The node lists of every cache that has them: NodesWithCentralLists()
-// nodes' lists each. One allocator per CPU node, so that a cache's storage
-// is reused by its node's threads only: the pages of a node's lists are
-// first written by a thread of that node (a storage's first page, which
-// holds node 0's lists, also carries the free-list link, written by every
-// thread that frees or takes it). Each allocator lies on a page of its
-// node's own (numa/node_pages.h), set up by the node's first cache.
+// The node lists of every cache that has them. One allocator per CPU node,
+// each on a page of its node's own (numa/node_pages.h), so that a cache's
+// storage is reused by its node's threads only and the pages of a node's
+// lists are first written by a thread of that node.
 NodePages<SizedMetadataAllocator> g_storage;
 
 int NodesWithLists() { return NodeClasses() ? NodesWithCentralLists() : 1; }
 
-// Remote frees are logged (TCMALLOC_NUMA_REMOTE_FREE=owner, node classes).
-bool g_logs = false;
-// Where a cache's logs start in its node-list storage (LogsOf).
-size_t g_logs_offset = 0;
+bool g_logs = false;       // TCMALLOC_NUMA_REMOTE_FREE=owner, node classes
+size_t g_logs_offset = 0;  // where a cache's logs start in its storage
 
-// Node `node`'s storage of node lists and logs. Caches are made and freed
-// under the page heap lock.
+// Node `node`'s storage of node lists and logs, under the page heap lock.
 SizedMetadataAllocator& NodeListStorage(int node) {
   SizedMetadataAllocator& storage = g_storage[node];
   if (!storage.ready()) {
@@ -66,6 +58,43 @@ SizedMetadataAllocator& NodeListStorage(int node) {
 }
 
 bool NodeInUse(uint64_t in_use, int node) { return (in_use >> node) & 1; }
+
+// A free of class 0, which no object has: with several nodes the page map's
+// class cache reads it for a pointer below 512 MiB that the allocator never
+// handed out (numa/node_heaps.cc), reported as free() reports any.
+void FreeInvalid(void* ptr) {
+  Log(kCrash, __FILE__, __LINE__, "Attempt to free invalid pointer", ptr);
+}
+
+// Into `node`'s central lists (remote_free_handover.cc).
+void DrainInbox(int node);
+void FlushSharedLogsTo(int owner);
+
+void* TakeOne(int node, uint32_t cl) {
+  void *start, *end;
+  return CentralListsOf(node)[cl].RemoveRange(&start, &end, 1) == 1 ? start
+                                                                    : nullptr;
+}
+
+void DrainIdleNodes(int self) {
+  uint64_t idle = TakeIdleNodes(self, NodesWithCentralLists());
+  for (; idle != 0; idle &= idle - 1) {
+    const int node = __builtin_ctzll(idle);
+    if (!NodeListsMade(node)) continue;  // it never had a thread cache
+    // Remote frees it never came for, linked in from here (before its
+    // transfer caches go back, which they may have entered).
+    if (g_logs) {
+      DrainInbox(node);
+      FlushSharedLogsTo(node);
+    }
+    CentralFreeList* lists = CentralListsOf(node);
+    int objects = 0;
+    for (uint32_t cl = 1; cl < Static::num_size_classes(); ++cl) {
+      objects += lists[cl].DrainTransferCache();
+    }
+    AddToCounter(Counter::kIdleDrainedObjects, objects);
+  }
+}
 
 }  // namespace
 
@@ -90,9 +119,7 @@ void ThreadCacheNodes::SetUpNode(ThreadCache* cache, int node) {
   for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
     lists[cl].Init(Static::sizemap()->class_to_size(cl));
   }
-  // Class 0 is no size class: with several nodes, the page map's class cache
-  // reads it for a pointer the allocator never handed out (node_heaps.cc),
-  // which must reach DeallocateSlow, not a list.
+  // Class 0 must reach DeallocateSlow, not a list (FreeInvalid).
   if (NodesWithCentralLists() > 1) lists[0].set_max_length(0);
   cache->node_lists_in_use_ |= uint64_t{1} << node;
 }
@@ -135,13 +162,7 @@ void ThreadCacheNodes::Release(ThreadCache* cache) {
   if (g_logs) HandOverAll(cache);
   for (int node = 0; node < NodesWithLists(); ++node) {
     if (!NodeInUse(cache->node_lists_in_use_, node)) continue;
-    ThreadCache::FreeList* lists = &cache->node_lists_[NodeClass(node, 0)];
-    for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
-      if (lists[cl].length() > 0) {
-        cache->ReleaseToCentralCache(&lists[cl], NodeClass(node, cl),
-                                     lists[cl].length());
-      }
-    }
+    Flush(cache, node, false);
     if (NodeClasses()) TearDownNode(cache, node);
   }
 }
@@ -152,13 +173,13 @@ void ThreadCacheNodes::Free(ThreadCache* cache) {
   }
 }
 
-void ThreadCacheNodes::Flush(ThreadCache* cache, int node) {
+void ThreadCacheNodes::Flush(ThreadCache* cache, int node, bool flushed) {
   ThreadCache::FreeList* lists = &cache->node_lists_[NodeClass(node, 0)];
   for (uint32_t cl = 0; cl < Static::num_size_classes(); ++cl) {
     const int length = lists[cl].length();
     if (length > 0) {
       cache->ReleaseToCentralCache(&lists[cl], NodeClass(node, cl), length);
-      AddToCounter(Counter::kFlushedObjects, length);
+      if (flushed) AddToCounter(Counter::kFlushedObjects, length);
     }
   }
 }
@@ -174,7 +195,7 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
   // The old node's objects go back while they are still this cache's own,
   // so that they do not count as remote frees.
   if (action == OnMigration::kSwitchAndFlush) {
-    Flush(cache, old_node);
+    Flush(cache, old_node, true);
     // With logs, the old node's lists go back to zero, so that its objects
     // freed from now on are logged like any other node's.
     if (g_logs) TearDownNode(cache, old_node);
@@ -189,26 +210,6 @@ void ThreadCacheNodes::Refresh(ThreadCache* cache) {
   cache->alloc_lists_ = &cache->node_lists_[NodeClass(node, 0)];
 }
 
-void ThreadCacheNodes::DrainIdleNodes(int self) {
-  uint64_t idle = TakeIdleNodes(self, NodesWithCentralLists());
-  for (; idle != 0; idle &= idle - 1) {
-    const int node = __builtin_ctzll(idle);
-    if (!NodeListsMade(node)) continue;  // it never had a thread cache
-    // Remote frees it never came for, linked in from here (before its
-    // transfer caches go back, which they may have entered).
-    if (g_logs) {
-      DrainInbox(node);
-      FlushSharedLogsTo(node);
-    }
-    CentralFreeList* lists = CentralListsOf(node);
-    int objects = 0;
-    for (uint32_t cl = 1; cl < Static::num_size_classes(); ++cl) {
-      objects += lists[cl].DrainTransferCache();
-    }
-    AddToCounter(Counter::kIdleDrainedObjects, objects);
-  }
-}
-
 LogBlock** ThreadCacheNodes::LogsOf(ThreadCache* cache) {
   return reinterpret_cast<LogBlock**>(
       reinterpret_cast<char*>(cache->node_lists_) + g_logs_offset);
@@ -219,11 +220,6 @@ void ThreadCacheNodes::PushOntoList(ThreadCache* cache, void* ptr,
   ThreadCache::FreeList* list = &cache->node_lists_[cl];
   list->Push(ptr);
   cache->ListTooLong(list, cl);
-}
-
-void ThreadCacheNodes::FreeInvalid(void* ptr) {
-  // What free() reports for a pointer it finds no span for.
-  Log(kCrash, __FILE__, __LINE__, "Attempt to free invalid pointer", ptr);
 }
 
 void* ThreadCacheNodes::BeforeRefill(ThreadCache* cache, uint32_t cl,
@@ -251,46 +247,36 @@ void* ThreadCacheNodes::Borrow(ThreadCache* cache, uint32_t cl) {
   // next refill would have.
   if (NodesWithCentralLists() > 1 && ThisThreadsListNode() != cache->node_) {
     Refresh(cache);
-    void *start, *end;
-    if (CentralListsOf(cache->node_)[cl].RemoveRange(&start, &end, 1) == 1) {
-      return start;
-    }
+    if (void* object = TakeOne(cache->node_, cl)) return object;
   }
+  const uint64_t size = Static::sizemap()->ByteSizeForClass(cl);
   int order[kMaxNodes];
   const int count = LendersOf(cache->node_, numa::Borrowed::kObjects, order);
+  void* object = nullptr;
   // This cache's own lists and logs of other nodes first: no lock, and the
   // objects a new_handler just freed are there.
-  for (int i = 0; i < count && NodeClasses(); ++i) {
-    if (g_logs) {
-      if (void* object = TakeFromLog(LogsOf(cache)[order[i]], order[i], cl,
-                                     Static::sizemap()->ByteSizeForClass(cl))) {
-        AddToCounter(Counter::kBorrowedObjects, 1);
-        return object;
-      }
-    }
-    if (!NodeInUse(cache->node_lists_in_use_, order[i])) continue;
+  for (int i = 0; i < count && NodeClasses() && object == nullptr; ++i) {
+    if (g_logs)
+      object = TakeFromLog(LogsOf(cache)[order[i]], order[i], cl, size);
     ThreadCache::FreeList* list = &cache->node_lists_[NodeClass(order[i], cl)];
-    if (list->empty()) continue;
-    cache->size_ -= Static::sizemap()->ByteSizeForClass(cl);
-    AddToCounter(Counter::kBorrowedObjects, 1);
-    return list->Pop();
+    if (object == nullptr && NodeInUse(cache->node_lists_in_use_, order[i]) &&
+        !list->empty()) {
+      cache->size_ -= size;
+      object = list->Pop();
+    }
   }
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < count && object == nullptr; ++i) {
     // Remote frees handed to that node and not linked in yet.
     if (g_logs && InboxOf(order[i]).HasBlocks()) DrainInbox(order[i]);
-    void *start, *end;
     // A lender no thread has run on yet gets its lists from here: first
     // written on this node, a fallback's price.
     EnsureNodeLists(order[i]);
     NodeHeaps::SetBorrowing(true);
-    const int got = CentralListsOf(order[i])[cl].RemoveRange(&start, &end, 1);
+    object = TakeOne(order[i], cl);
     NodeHeaps::SetBorrowing(false);
-    if (got == 1) {
-      AddToCounter(Counter::kBorrowedObjects, 1);
-      return start;
-    }
   }
-  return nullptr;
+  if (object != nullptr) AddToCounter(Counter::kBorrowedObjects, 1);
+  return object;
 }
 
 bool ThreadCacheNodes::FirstFreeToNode(ThreadCache* cache,

@@ -1,32 +1,9 @@
-// Thread caches that know nodes. With node classes (numa/node_class.h) a
-// thread cache keeps one set of free lists per CPU node, its node lists: a
-// free files the object under its owner's lists (the page map's cached value
-// names the owner), an allocation pops from the lists of the thread's own
-// node. Objects of other nodes are never handed out; they go back to their
-// owner's central list in batches, as vanilla's do when a list grows too
-// long, when the cache scavenges, or when the thread exits.
-//
-// Storage: a cache's node lists are one array of NumCpuNodes() *
-// kClassSizesMax FreeLists, each node's lists starting a page, made from
-// metadata; only the thread's node's lists are set up, another node's the
-// first time the thread frees one of its objects (a zero FreeList has
-// max_length 0, so that first free takes ListTooLong) or moves there. Lists
-// of nodes a thread never uses are untouched memory. Without node classes
-// (one node, the layer off, TCMALLOC_NUMA_REMOTE_FREE=local) the cache uses
-// vanilla's own list_ for everything, refilled from its node's central lists.
-//
-// A remote free (an object of another node) under TCMALLOC_NUMA_REMOTE_FREE=
-// owner does not go onto a list: another node's lists stay zero, so their
-// frees take Deallocate's slow path, which logs the object without touching
-// it (numa/remote_free_log.h) and the owner's threads link it in on their
-// next refill. Under owner-lists it goes onto the list, as above.
-//
-// A thread's node is checked only on slow paths (a refill, a scavenge, a
-// page-level allocation); TCMALLOC_NUMA_MIGRATION says what happens to the
-// old node's objects then (DecideMigration, numa/policy.h).
-//
-// Compiled only inside the patched gperftools tree, as
-// src/numa/thread_cache_nodes.cc.
+// Thread caches that know nodes (docs/design.md, "Small objects",
+// "Migration"). With node classes a cache keeps a set of free lists per CPU
+// node, of which only its thread's node's is set up; another node's stay
+// zero (max_length 0), so a free to them takes Deallocate's slow path, which
+// logs it under TCMALLOC_NUMA_REMOTE_FREE=owner (numa/remote_free_log.h),
+// else sets them up. Without node classes the cache uses vanilla's list_.
 #ifndef NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
 #define NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
 
@@ -43,70 +20,51 @@
 namespace tcmalloc {
 namespace numa {
 
-class ThreadCacheNodes {
+// Hidden here, with all its members: the visibility pragma other headers
+// use does not reach a class that thread_cache.h declares first.
+class ATTRIBUTE_VISIBILITY_HIDDEN ThreadCacheNodes {
  public:
-  // Once, after the central lists exist (ThreadCache::InitModule): turns
-  // node classes on when several CPU nodes have lists and remote frees go to
-  // their owner.
-  static void InitModule() ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Once, after the central lists exist (ThreadCache::InitModule).
+  static void InitModule();
 
-  // A new cache's lists: list_ set up, or its node lists made with its
-  // thread's node's set up. Requires the page heap lock.
-  static void Init(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Init and Free require the page heap lock.
+  static void Init(ThreadCache* cache);
   // A dying cache: every object back to its central list.
-  static void Release(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // A dead cache's node lists back to the storage. Requires the page heap
-  // lock.
-  static void Free(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Release(ThreadCache* cache);
+  static void Free(ThreadCache* cache);
 
   // On a slow path: notices that the thread moved to another node.
-  static void Refresh(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Before a refill of class cl: Refresh, and every kRefillsPerLook-th refill
-  // of the node, idle nodes' transfer caches go back (numa/idle_nodes.h).
-  // Returns an object when the node's list already holds one (the thread
-  // just moved to a node whose lists it had filled), else nullptr.
-  static void* BeforeRefill(ThreadCache* cache, uint32_t cl,
-                            int32_t byte_size) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Sets the part of the thread's node's region the cache knows
-  // (ThreadCache::IsLocal) to what that region holds now: sized delete's
-  // slow path calls it, so that a grown region is soon known. Empty without
-  // node classes.
-  static void RefreshLocalRange(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void Refresh(ThreadCache* cache);
+  // Before a refill of class cl: Refresh, inboxes, idle nodes. Returns an
+  // object if the (new) node's list already holds one, else nullptr.
+  static void* BeforeRefill(ThreadCache* cache, uint32_t cl, int32_t byte_size);
+  // Sets the part of its node's region the cache knows (IsLocal).
+  static void RefreshLocalRange(ThreadCache* cache);
 
-  // True when `ptr` lies in the part of the thread's node's region that
-  // `cache` knows (RefreshLocalRange): an object of its own node, which
-  // DeallocateLocal may take without an owner lookup. One subtract and one
-  // compare: sized delete's fast path (numa/sized_delete.h).
+  // True when `ptr` is an object of the cache's own node, which
+  // DeallocateLocal may take without an owner lookup (sized delete).
   static bool IsLocal(const ThreadCache* cache, const void* ptr) {
     return reinterpret_cast<uintptr_t>(ptr) - cache->local_begin_ <
            cache->local_size_;
   }
-  // ThreadCache::Deallocate for an object of the thread's own node, of plain
-  // class cl: onto the thread's node's list, which allocation pops.
+  // ThreadCache::Deallocate for an IsLocal object of plain class cl.
   static void DeallocateLocal(ThreadCache* cache, void* ptr, uint32_t cl);
 
   // The thread's node has no object of class cl and cannot get one: one
   // object of another CPU node (Borrowed::kObjects, nearest first), from this
-  // cache's lists or log of that node, else from its central list (its inbox
-  // linked in first); nullptr if none has one. One at a time: a borrowed object
-  // is handed out at once and never sits in the thread's own lists, so no
-  // central list ever receives another node's object from a cache that sorts by
-  // owner.
-  static void* Borrow(ThreadCache* cache,
-                      uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  // cache's lists or log of that node, else from its central list; nullptr
+  // if none has one. One at a time, so that a borrowed object never sits in
+  // the thread's own lists.
+  static void* Borrow(ThreadCache* cache, uint32_t cl);
 
-  // Deallocate's slow path (the list is at its length limit, or zero): logs
-  // a remote free, else pushes the object and calls ListTooLong, as
-  // vanilla's Deallocate does. cl is a node class.
-  static void DeallocateSlow(ThreadCache* cache, void* ptr,
-                             uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // free() of a thread without a cache: vanilla links the object into its
-  // central list (a write into it); another node's object is logged instead,
-  // in a log the node's cacheless threads share. cl is a node class. Inline,
-  // so that one set of central lists costs vanilla's path and a compare; the
+  // Deallocate's slow path (the list is at its length limit, or zero). cl
+  // is a node class.
+  static void DeallocateSlow(ThreadCache* cache, void* ptr, uint32_t cl);
+  // free() of a thread without a cache; another node's object is logged in
+  // a log the node's cacheless threads share. cl is a node class. The
   // several-node case is a tail call with its own copy of the push, so that
-  // free() keeps nothing live across a call (folding the two pushes into one
-  // cost every gated pair 6 instructions of register saves).
+  // free() keeps nothing live across a call (one shared push cost every
+  // gated pair 6 instructions of register saves).
   static void FreeWithoutCache(void* ptr, uint32_t cl) {
     if (PREDICT_FALSE(NodesWithCentralLists() > 1)) {
       return FreeWithoutCacheOnNodes(ptr, cl);
@@ -114,82 +72,49 @@ class ThreadCacheNodes {
     SLL_SetNext(ptr, nullptr);
     Static::central_cache()[cl].InsertRange(ptr, ptr, 1);
   }
-  // Bytes of remote frees in the logs of live thread caches: still their
-  // threads', so the stats count them with the thread caches.
-  static uint64_t ThreadLogBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Bytes of remote frees no thread holds: handed to an owner's inbox, or in
-  // a log cacheless threads share, not yet linked in. The stats count them
-  // with the central lists, where vanilla would have them, so that a thread
-  // that exits or marks itself idle leaves the thread-cache figure as it
-  // found it.
-  static uint64_t HandedOverBytes() ATTRIBUTE_VISIBILITY_HIDDEN;
-  // The logs' locks (shared logs, block pools) and, innermost, that of the
-  // sparse memory new blocks come from (SparseAlloc), held across fork().
-  static void LockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void UnlockLogPools() ATTRIBUTE_VISIBILITY_HIDDEN;
+  // Bytes in live caches' logs: the stats count them with the thread caches.
+  static uint64_t ThreadLogBytes();
+  // Bytes of remote frees no thread holds (inboxes, shared logs): the stats
+  // count them with the central lists, where vanilla would have them.
+  static uint64_t HandedOverBytes();
+  // The logs' locks, held across fork().
+  static void LockLogPools();
+  static void UnlockLogPools();
 
-  // ListTooLong's first question: was this the first object freed to a node
-  // whose lists this cache never set up? Then they are set up now, the
-  // object stays, and it returns true.
+  // ListTooLong's first question: true when it set up the lists of a node
+  // this cache had not, the object staying on them.
   static bool FirstFreeToNode(ThreadCache* cache, ThreadCache::FreeList* list,
-                              uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+                              uint32_t cl);
   // The central list that list `cl` (a node class) returns n objects to.
-  static CentralFreeList* CentralList(ThreadCache* cache, uint32_t cl,
-                                      int n) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static CentralFreeList* CentralList(ThreadCache* cache, uint32_t cl, int n);
 
   // The cache's lists are 0..ListsEnd()-1 (node classes); InUse says which
   // hold a set-up list of a real size class.
-  static uint32_t ListsEnd() ATTRIBUTE_VISIBILITY_HIDDEN;
-  static bool InUse(const ThreadCache* cache,
-                    uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static uint32_t ListsEnd();
+  static bool InUse(const ThreadCache* cache, uint32_t cl);
 
  private:
   // One node's lists: a page on the usual 64-bit build.
   static constexpr size_t kNodeListsBytes =
       kClassSizesMax * sizeof(ThreadCache::FreeList);
 
-  static void SetUpNode(ThreadCache* cache,
-                        int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void SetUpNode(ThreadCache* cache, int node);
   // SetUpNode undone: `node`'s lists zero again (empty, not in use).
-  static void TearDownNode(ThreadCache* cache,
-                           int node) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void Flush(ThreadCache* cache, int node) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void DrainIdleNodes(int self) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // DeallocateSlow's other cases: a remote free whose log has no block yet
-  // (it falls back to the list when no block can be had), and an object
-  // that goes onto the thread's list as in vanilla's Deallocate.
-  static void LogIntoNewBlock(ThreadCache* cache, void* ptr,
-                              uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void PushOntoList(ThreadCache* cache, void* ptr,
-                           uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // A free of class 0, which no object has: with several nodes the page
-  // map's class cache reads it for a pointer below 512 MiB that the
-  // allocator never handed out (numa/node_heaps.cc). Reported as free()
-  // reports any invalid pointer; does not return.
-  static void FreeInvalid(void* ptr) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // FreeWithoutCache with several CPU nodes' lists: a class-0 read of the
-  // class cache (a pointer never handed out) is reported, another node's
-  // object logged.
-  static void FreeWithoutCacheOnNodes(void* ptr,
-                                      uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // True when the object was logged as a remote free (FreeWithoutCache).
-  static bool TookCachelessFree(void* ptr,
-                                uint32_t cl) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void TearDownNode(ThreadCache* cache, int node);
+  // Every object of `node`'s lists back to its central list.
+  static void Flush(ThreadCache* cache, int node, bool flushed);
+  // DeallocateSlow's other cases: a remote free whose log has no block yet,
+  // and an object that goes onto the thread's list.
+  static void LogIntoNewBlock(ThreadCache* cache, void* ptr, uint32_t cl);
+  static void PushOntoList(ThreadCache* cache, void* ptr, uint32_t cl);
+  // FreeWithoutCache with several CPU nodes' lists.
+  static void FreeWithoutCacheOnNodes(void* ptr, uint32_t cl);
   // The cache's logs of remote frees, by owner node: after its node lists
   // in their storage.
-  static LogBlock** LogsOf(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // A full block to `node`'s inbox: true if taken, else its objects were
-  // linked in from here and it is empty.
-  static bool HandOverBlock(LogBlock* block,
-                            int node) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // Every shared log's partial block for `owner`, linked in from here.
-  static void FlushSharedLogsTo(int owner) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static LogBlock** LogsOf(ThreadCache* cache);
   // A full log (or every log, at thread exit) to its owner.
-  static void HandOver(ThreadCache* cache,
-                       int node) ATTRIBUTE_VISIBILITY_HIDDEN;
-  static void HandOverAll(ThreadCache* cache) ATTRIBUTE_VISIBILITY_HIDDEN;
-  // `node`'s inbox into its central lists.
-  static void DrainInbox(int node) ATTRIBUTE_VISIBILITY_HIDDEN;
+  static void HandOver(ThreadCache* cache, int node);
+  static void HandOverAll(ThreadCache* cache);
 };
 
 ALWAYS_INLINE void ThreadCacheNodes::DeallocateLocal(ThreadCache* cache,
