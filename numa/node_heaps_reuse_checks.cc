@@ -42,7 +42,7 @@ bool ReleaseMovedSpan(int node, const Span* span) {
 // Large blocks a thread takes from pages its heap kept between two that it
 // looks at (NoteLargeHandOut).
 inline constexpr unsigned kKeptHandOutsPerLook = 16;
-__attribute__((
+static __attribute__((
     tls_model("initial-exec"))) thread_local unsigned t_kept_hand_outs = 0;
 
 uint64_t NodeHeaps::CommitsOf(int node) {
@@ -91,7 +91,7 @@ void NodeHeaps::ReleaseIfMoved(int node, const Span* span) {
 
 // The large block the calling thread is freeing and JudgeLargeReturn found
 // must be released, until its DeleteLocked takes the verdict.
-__attribute__((tls_model(
+static __attribute__((tls_model(
     "initial-exec"))) thread_local const Span* t_release_span = nullptr;
 
 void NodeHeaps::JudgeLargeReturn(const Span* span) {

@@ -4,6 +4,9 @@
 # superset of the vanilla library's, and both carry the expected SONAME. Prints the
 # symbols the patched library adds.
 #
+# The global symbols it adds must be the placement API or the two functions the series'
+# hooks call across objects (ADDED_ALLOWED): the layer's own names stay hidden.
+#
 # Usage: abi_test.sh VANILLA.so PATCHED.so SONAME [VANILLA.so PATCHED.so SONAME]...
 #        abi_test.sh --compare OLD.syms NEW.syms   (compare two symbol lists only)
 # Before checking the libraries, it runs the same comparison on doctored symbol lists
@@ -35,6 +38,30 @@ compare_symbols() {
     sed 's/^/  - REMOVED /' <<<"$removed"
     return 1
   fi
+}
+
+# globals LIB: its defined dynamic symbols of global binding, sorted, without versions.
+globals() {
+  nm -D --defined-only "$1" | awk 'NF >= 3 && $2 ~ /^[A-Z]$/ { sub(/@.*/, "", $3); print $3 }' |
+    sort -u
+}
+
+# What the patched libraries may export beyond vanilla: ThreadCache::DeallocateSlow (a
+# member the series adds to upstream's class) and numa::FreeSizedElsewhere (called from
+# upstream's inline sized delete).
+ADDED_ALLOWED='^(tc_numa_malloc_onnode|tc_numa_malloc_interleaved|tc_numa_node_of|tc_numa_num_nodes|tc_numa_node_ids|_ZN8tcmalloc11ThreadCache14DeallocateSlowEPvj|_ZN8tcmalloc4numa18FreeSizedElsewhereEPv)$'
+
+# check_additions VANILLA_GLOBALS PATCHED_GLOBALS LABEL: returns 1 if PATCHED adds a
+# global symbol outside ADDED_ALLOWED.
+check_additions() {
+  local extra
+  extra=$(comm -13 "$1" "$2" | grep -Ev "$ADDED_ALLOWED" || true)
+  if [ -n "$extra" ]; then
+    echo "$3: exports symbols of the layer it should hide:"
+    sed 's/^/  ! /' <<<"$extra"
+    return 1
+  fi
+  echo "$3: adds no global symbol beyond the placement API and the series' two hooks"
 }
 
 # check_soname FILE WANT LABEL: returns 1 unless FILE's SONAME is WANT.
@@ -92,6 +119,10 @@ while [ $# -gt 0 ]; do
   check_soname "$vanilla" "$want" "vanilla $name" || failures=$((failures + 1))
   check_soname "$patched" "$want" "patched $name" || failures=$((failures + 1))
   check_exports "$work/patched.syms" "patched $name" || failures=$((failures + 1))
+  globals "$vanilla" >"$work/vanilla.globals"
+  globals "$patched" >"$work/patched.globals"
+  check_additions "$work/vanilla.globals" "$work/patched.globals" "patched $name" ||
+    failures=$((failures + 1))
 done
 
 # The same checks must catch a broken library: a symbol that disappeared (the last of the
@@ -114,6 +145,13 @@ if check_exports "$work/real.syms" "self-check (vanilla)" >/dev/null; then
 else
   echo "self-check: a library without the placement API is detected"
 fi
+{ cat "$work/patched.globals"; echo _ZN8tcmalloc4numa12NotHiddenYetEv; } | sort -u >"$work/leaky.globals"
+if check_additions "$work/patched.globals" "$work/leaky.globals" "self-check (leak)" >/dev/null; then
+  echo "self-check FAILED: an exported layer symbol was not detected"
+  failures=$((failures + 1))
+else
+  echo "self-check: an exported layer symbol is detected"
+fi
 if check_soname "$first_vanilla" "${first_soname%.4}.5" "self-check (wrong SONAME)" >/dev/null; then
   echo "self-check FAILED: a wrong SONAME was not detected"
   failures=$((failures + 1))
@@ -125,4 +163,4 @@ if [ "$failures" -gt 0 ]; then
   echo "ABI check: $failures failure(s)"
   exit 1
 fi
-echo "ABI check: patched exports are a superset of vanilla, SONAMEs unchanged"
+echo "ABI check: patched exports are a superset of vanilla with nothing of the layer beyond its API, SONAMEs unchanged"
