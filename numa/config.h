@@ -12,6 +12,9 @@
 namespace tcmalloc {
 namespace numa {
 
+// Each enum lists its knob's values in the order ParseConfig (config.cc)
+// names them, default first: the value's index there is the enumerator.
+
 // How a node's fresh memory is placed (TCMALLOC_NUMA_POLICY).
 enum class BindPolicy : uint8_t {
   kLocal,      // a CPU node's memory is bound to nothing: a page lands on the

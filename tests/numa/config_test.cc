@@ -78,6 +78,9 @@ TEST(Config, AcceptsEveryDocumentedValue) {
   EXPECT_FALSE(ParseWith({{"TCMALLOC_NUMA_STATS", "0"}}, &w).stats);
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_REMOTE_FREE", "owner"}}, &w).remote_free,
             RemoteFree::kOwner);
+  EXPECT_EQ(
+      ParseWith({{"TCMALLOC_NUMA_REMOTE_FREE", "owner-lists"}}, &w).remote_free,
+      RemoteFree::kOwnerLists);
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_REMOTE_FREE", "local"}}, &w).remote_free,
             RemoteFree::kLocal);
   EXPECT_EQ(ParseWith({{"TCMALLOC_NUMA_MIGRATION", "flush"}}, &w).migration,
