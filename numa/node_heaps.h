@@ -111,6 +111,11 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   // page heap lock.
   static Length ReleaseAtLeastNPages(PageHeap* heap, Length num_pages);
 
+  // Upstream's limit on unmapping every free page before a growth, measured
+  // from the most `heap` ever held (GrowthPassesMark, numa/policy.h).
+  // Requires the page heap lock.
+  static bool GrowsPastMark(PageHeap* heap, uint64_t bytes, uint64_t interval);
+
   // `heap`'s stats, summed over every node's heap and every placed heap when
   // it is a node heap.
   static PageHeap::Stats Stats(const PageHeap* heap);

@@ -4,6 +4,15 @@
 // nodes' own threads (numa/node_chores.h). A part of numa/node_heaps.cc,
 // included inside its namespace.
 
+// The most each region's heap held: its size only falls in RetireSpan, which
+// notes it first (under the page heap lock).
+static uint64_t g_peak_bytes[kRegions];
+
+static void NotePeak(int region, uint64_t system_bytes) {
+  if (region < 0 || region >= kRegions) return;
+  if (system_bytes > g_peak_bytes[region]) g_peak_bytes[region] = system_bytes;
+}
+
 bool NodeHeaps::CarryOutChores(PageHeap* heap, int node) {
   const NodeChores chores = TakeChores(node);
   if (chores.retire == 0 && chores.release == 0) return false;
@@ -40,6 +49,7 @@ bool NodeHeaps::RetireSpan(PageHeap* heap, Span* s) {
     TCMalloc_SystemTaken -= static_cast<size_t>(n << kPageShift);
   }
   heap->RemoveFromFreeList(s);
+  NotePeak(heap->numa_region_, heap->stats_.system_bytes);
   heap->stats_.system_bytes -= n << kPageShift;
   // No span covers these pages now; one grown there later records itself.
   for (Length i = 0; i < n; i++) heap->pagemap_.set(s->start + i, nullptr);
@@ -129,12 +139,12 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     }
   }
 
-  // Released from here: what lies beyond the bound by more than the CPU
-  // nodes may be asked for, and, when a memory-only node (no thread to ask)
-  // holds free pages, everything beyond the bound.
+  // Released from here, up to the growth (PagesToUnstrand): what lies beyond
+  // the bound by more than the CPU nodes may be asked for, and, when a
+  // memory-only node (no thread to ask) holds free pages, all beyond it.
   const uint64_t unstrand = PagesToUnstrand(
       node, nodes, free_bytes,
-      memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift);
+      memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift, pages);
   Length released = 0;
   for (int i = 0; i < nodes && released < unstrand; ++i) {
     if (i == node || free_bytes[i] == 0) continue;
@@ -146,8 +156,9 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   }
   // The rest, down to OwnReleaseLine, by each CPU node's own threads.
   uint64_t plan[kMaxNodes];
-  const uint64_t ask = PagesToUnstrand(node, cpu_nodes, free_bytes,
-                                       OwnReleaseLine(bound), kPageShift);
+  const uint64_t ask =
+      PagesToUnstrand(node, cpu_nodes, free_bytes, OwnReleaseLine(bound),
+                      kPageShift, pages > released ? pages - released : 0);
   PlanRelease(node, cpu_nodes, free_bytes, ask, kPageShift, plan);
   for (int i = 0; i < cpu_nodes; ++i) {
     if (i == node || ExistingHeap(i) == nullptr) continue;
@@ -181,4 +192,15 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     left = got >= left ? 0 : left - got;
     released_pages[i] = 0;
   }
+}
+
+bool NodeHeaps::GrowsPastMark(PageHeap* heap, uint64_t bytes,
+                              uint64_t interval) {
+  const uint64_t now = heap->stats_.system_bytes;
+  const int region = heap->numa_region_;
+  if (region < 0 || region >= kRegions) {
+    return GrowthPassesMark(now, now, bytes, interval);  // it never shrinks
+  }
+  NotePeak(region, now);
+  return GrowthPassesMark(g_peak_bytes[region], now, bytes, interval);
 }

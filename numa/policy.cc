@@ -15,14 +15,23 @@ int LenderOrder(Borrowed what, const uint8_t* fallback, int len, int cpu_nodes,
 }
 
 uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
-                         uint64_t bound_bytes, int page_shift) {
+                         uint64_t bound_bytes, int page_shift,
+                         uint64_t growth_pages) {
   uint64_t others = 0;
   for (int i = 0; i < nodes; ++i) {
     if (i != node) others += free_bytes[i];
   }
   if (others <= bound_bytes) return 0;
   const uint64_t page = uint64_t{1} << page_shift;
-  return (others - bound_bytes + page - 1) >> page_shift;
+  const uint64_t beyond = (others - bound_bytes + page - 1) >> page_shift;
+  return beyond < growth_pages ? beyond : growth_pages;
+}
+
+bool GrowthPassesMark(uint64_t peak_bytes, uint64_t now_bytes,
+                      uint64_t grow_bytes, uint64_t interval) {
+  if (now_bytes > peak_bytes) peak_bytes = now_bytes;
+  const uint64_t after = now_bytes + grow_bytes;
+  return after > peak_bytes && peak_bytes / interval != after / interval;
 }
 
 void PlanRetirement(int node, int nodes, const uint64_t released_pages[],

@@ -30,11 +30,14 @@ enum class Borrowed : uint8_t {
 int LenderOrder(Borrowed what, const uint8_t* fallback, int len, int cpu_nodes,
                 int out[kMaxNodes]);
 
-// Before `node`'s resident memory grows: how many pages the other nodes must
-// release together so that they keep at most `bound_bytes` of free pages
-// (TCMALLOC_NUMA_MAX_STRANDED_MB); free_bytes[i] is node i's.
+// Before `node`'s resident memory grows by `growth_pages`: how many pages the
+// other nodes release together, towards keeping at most `bound_bytes` of free
+// pages (TCMALLOC_NUMA_MAX_STRANDED_MB); free_bytes[i] is node i's. At most
+// the growth: what the process holds stays level, and a node its threads
+// left for a moment keeps what it does not have to give.
 uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
-                         uint64_t bound_bytes, int page_shift);
+                         uint64_t bound_bytes, int page_shift,
+                         uint64_t growth_pages);
 
 // Free pages of the other nodes beyond this line are released by their own
 // threads when a growing node asks (numa/node_chores.h).
@@ -49,6 +52,16 @@ inline constexpr uint64_t kMaxAskedBytes = uint64_t{16} << 20;
 // lowest index first, each at most what it holds free.
 void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
                  uint64_t pages, int page_shift, uint64_t out[]);
+
+// Whether a heap now of `now_bytes`, that held at most `peak_bytes` (now
+// included), passes a multiple of `interval` above that peak by growing
+// `grow_bytes`. Upstream unmaps every free page before a growth that passes
+// one ("at most once per 128 MiB of heap growth"), measured from the heap's
+// size; a node heap shrinks as its released pages go back to its region and
+// grows again, and measured from its size it would do so at every regrowth
+// across one. For a heap that only grows, the two are the same.
+bool GrowthPassesMark(uint64_t peak_bytes, uint64_t now_bytes,
+                      uint64_t grow_bytes, uint64_t interval);
 
 // Before `node`'s heap grows by `growth_pages`: how many released pages each
 // other node gives back to its region (out[i]; 0 for `node`), lowest index

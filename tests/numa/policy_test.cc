@@ -24,16 +24,45 @@ TEST(LenderOrder, PagesFromEveryNodeObjectsOnlyFromCpuNodes) {
 }
 
 TEST(PagesToUnstrand, OtherNodesKeepAtMostTheBound) {
+  constexpr uint64_t kAny = ~uint64_t{0};  // a growth larger than all of it
   const uint64_t free_bytes[] = {100 << 20, 10 << 20, 8 << 20};
   // Node 0 grows: nodes 1 and 2 hold 18 MiB, 2 MiB over a 16 MiB bound.
-  EXPECT_EQ(PagesToUnstrand(0, 3, free_bytes, 16 << 20, 13), 256u);
+  EXPECT_EQ(PagesToUnstrand(0, 3, free_bytes, 16 << 20, 13, kAny), 256u);
   // Node 1 grows: its own free pages do not count.
-  EXPECT_EQ(PagesToUnstrand(1, 3, free_bytes, 16 << 20, 13),
+  EXPECT_EQ(PagesToUnstrand(1, 3, free_bytes, 16 << 20, 13, kAny),
             ((108u << 20) - (16u << 20)) >> 13);
-  EXPECT_EQ(PagesToUnstrand(0, 3, free_bytes, 18 << 20, 13), 0u) << "at bound";
-  EXPECT_EQ(PagesToUnstrand(0, 1, free_bytes, 0, 13), 0u) << "one node";
+  EXPECT_EQ(PagesToUnstrand(0, 3, free_bytes, 18 << 20, 13, kAny), 0u)
+      << "at bound";
+  EXPECT_EQ(PagesToUnstrand(0, 1, free_bytes, 0, 13, kAny), 0u) << "one node";
   const uint64_t odd[] = {0, 1};
-  EXPECT_EQ(PagesToUnstrand(0, 2, odd, 0, 13), 1u) << "rounds up to a page";
+  EXPECT_EQ(PagesToUnstrand(0, 2, odd, 0, 13, kAny), 1u)
+      << "rounds up to a page";
+}
+
+TEST(PagesToUnstrand, AtMostTheGrowth) {
+  const uint64_t free_bytes[] = {0, 200 << 20};
+  // 184 MiB beyond the bound, but node 0 grows by 4 MiB: node 1 gives 4.
+  EXPECT_EQ(PagesToUnstrand(0, 2, free_bytes, 16 << 20, 13, 512), 512u);
+  EXPECT_EQ(PagesToUnstrand(0, 2, free_bytes, 16 << 20, 13, 0), 0u);
+  EXPECT_EQ(PagesToUnstrand(0, 2, free_bytes, 199 << 20, 13, 512), 128u)
+      << "the bound still limits it";
+}
+
+TEST(GrowthPassesMark, OncePerIntervalAboveThePeak) {
+  constexpr uint64_t kMiB = 1 << 20;
+  constexpr uint64_t kMark = 128 * kMiB;
+  // A heap that only grows (its peak is its size): upstream's rule.
+  EXPECT_FALSE(GrowthPassesMark(100 * kMiB, 100 * kMiB, 20 * kMiB, kMark));
+  EXPECT_TRUE(GrowthPassesMark(120 * kMiB, 120 * kMiB, 10 * kMiB, kMark));
+  EXPECT_FALSE(GrowthPassesMark(130 * kMiB, 130 * kMiB, 10 * kMiB, kMark));
+  EXPECT_TRUE(GrowthPassesMark(0, 250 * kMiB, 10 * kMiB, kMark))
+      << "the size counts when the peak is older";
+  // It held 130 MiB, shrank to 90 and grows back: no mark passed within it.
+  EXPECT_FALSE(GrowthPassesMark(130 * kMiB, 90 * kMiB, 40 * kMiB, kMark));
+  EXPECT_FALSE(GrowthPassesMark(130 * kMiB, 100 * kMiB, 30 * kMiB, kMark));
+  // Past its peak, across the next multiple.
+  EXPECT_TRUE(GrowthPassesMark(130 * kMiB, 120 * kMiB, 140 * kMiB, kMark));
+  EXPECT_FALSE(GrowthPassesMark(260 * kMiB, 200 * kMiB, 60 * kMiB, kMark));
 }
 
 TEST(PlanRelease, OtherNodesInOrderEachAtMostWhatItHolds) {
