@@ -14,12 +14,20 @@
 // --warmup=S both count only after the first S seconds: the heaps' first
 // growth is a fixed cost whose share of a short run depends on how fast this
 // machine faults, while what a long-running service pays is the steady state.
+//
+// --ops=N counts operations instead of seconds: each thread runs
+// --warmup-ops operations, waits for the others, then N counted operations,
+// re-pinning itself every --move-ops operations. Faults per operation then
+// depend on what the allocator does, not on how fast the machine runs: in an
+// emulated guest a timed run's warm-up may end before the heaps' first growth
+// does, and its faults are then that growth's.
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +47,14 @@ struct Options {
   long move_ms = 300;
   long large_percent = 2;
   long slots = 1024;
+  long ops = 0;  // 0: timed by --seconds
+  long warmup_ops = 0;
+  long move_ops = 1000;
 };
+
+long ParseCount(const char* arg, const char* flag) {
+  return std::strcmp(arg, "0") == 0 ? 0 : workloads::ParsePositive(arg, flag);
+}
 
 Options Parse(int argc, char** argv) {
   static const option kLong[] = {
@@ -49,9 +64,14 @@ Options Parse(int argc, char** argv) {
       {"move-ms", required_argument, nullptr, 'm'},
       {"large-percent", required_argument, nullptr, 'l'},
       {"slots", required_argument, nullptr, 'n'},
+      {"ops", required_argument, nullptr, 'o'},
+      {"warmup-ops", required_argument, nullptr, 'W'},
+      {"move-ops", required_argument, nullptr, 'M'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   Options o;
+  bool timed_flags = false;
+  bool counted_flags = false;
   int c;
   while ((c = getopt_long(argc, argv, "", kLong, nullptr)) != -1) {
     switch (c) {
@@ -61,16 +81,19 @@ Options Parse(int argc, char** argv) {
         if (o.threads > 1024) workloads::Die("--threads is at most 1024");
         break;
       case 's':
+        timed_flags = true;
         o.seconds =
             static_cast<double>(workloads::ParsePositive(optarg, "--seconds"));
         break;
       case 'w':
+        timed_flags = true;
         o.warmup = std::strcmp(optarg, "0") == 0
                        ? 0
                        : static_cast<double>(
                              workloads::ParsePositive(optarg, "--warmup"));
         break;
       case 'm':
+        timed_flags = true;
         // 0 is allowed: unpinned.
         o.move_ms = std::strcmp(optarg, "0") == 0
                         ? 0
@@ -88,17 +111,33 @@ Options Parse(int argc, char** argv) {
       case 'n':
         o.slots = workloads::ParsePositive(optarg, "--slots");
         break;
+      case 'o':
+        o.ops = workloads::ParsePositive(optarg, "--ops");
+        break;
+      case 'W':
+        counted_flags = true;
+        o.warmup_ops = ParseCount(optarg, "--warmup-ops");
+        break;
+      case 'M':
+        counted_flags = true;
+        o.move_ops = ParseCount(optarg, "--move-ops");  // 0: unpinned
+        break;
       case 'h':
         std::printf(
             "usage: migrating [--threads=4] [--seconds=8] [--warmup=0] "
             "[--move-ms=300]\n                 [--large-percent=2] "
             "[--slots=1024]\n"
+            "       migrating --ops=N [--warmup-ops=0] [--move-ops=1000] "
+            "[--threads=4] ...\n"
             "Threads replace random live objects (mostly 16 B - 4 KiB, "
             "--large-percent\nof 256 KiB - 8 MiB), hand one freed object in "
             "8 to the next thread, and\nre-pin to the next CPU every "
             "--move-ms (0: unpinned). Prints ops_per_s=\nand "
             "faults_per_op= (minor page faults) and METRIC lines, counted "
-            "after\nthe first --warmup seconds of the --seconds run.\n");
+            "after\nthe first --warmup seconds of the --seconds run. With "
+            "--ops, each thread runs\n--warmup-ops operations, waits for "
+            "the others, then --ops counted ones,\nre-pinning every "
+            "--move-ops operations (0: unpinned).\n");
         std::exit(0);
       default:
         workloads::Die("bad arguments (see --help)");
@@ -106,6 +145,14 @@ Options Parse(int argc, char** argv) {
   }
   if (optind != argc) workloads::Die("unexpected argument '%s'", argv[optind]);
   if (o.warmup >= o.seconds) workloads::Die("--warmup must be below --seconds");
+  if (o.ops == 0 && counted_flags) {
+    workloads::Die("--warmup-ops and --move-ops need --ops");
+  }
+  if (o.ops > 0 && timed_flags) {
+    workloads::Die(
+        "--ops counts operations: --seconds, --warmup, --move-ms "
+        "do not apply");
+  }
   return o;
 }
 
@@ -151,21 +198,35 @@ long MinorFaults() {
 int main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   const std::vector<int> cpus = memory_probe::AllowedCpus();
-  std::printf(
-      "# migrating threads=%d seconds=%g warmup=%g move_ms=%ld "
-      "large_percent=%ld slots=%ld cpus=%s\n",
-      o.threads, o.seconds, o.warmup, o.move_ms, o.large_percent, o.slots,
-      memory_probe::JoinCpus(cpus).c_str());
+  if (o.ops > 0) {
+    std::printf(
+        "# migrating threads=%d ops=%ld warmup_ops=%ld move_ops=%ld "
+        "large_percent=%ld slots=%ld cpus=%s\n",
+        o.threads, o.ops, o.warmup_ops, o.move_ops, o.large_percent, o.slots,
+        memory_probe::JoinCpus(cpus).c_str());
+  } else {
+    std::printf(
+        "# migrating threads=%d seconds=%g warmup=%g move_ms=%ld "
+        "large_percent=%ld slots=%ld cpus=%s\n",
+        o.threads, o.seconds, o.warmup, o.move_ms, o.large_percent, o.slots,
+        memory_probe::JoinCpus(cpus).c_str());
+  }
   std::vector<Inbox> inboxes(o.threads);
   std::atomic<long> total_ops{0};
-  // The first thread past the warm-up reads the process's faults.
+  // The first thread past a timed warm-up, or the last one to finish a
+  // counted warm-up, reads the process's faults.
   std::once_flag warm_once;
   long faults_before = MinorFaults();
   double warm_at = 0;
+  std::mutex warm_mu;
+  std::condition_variable warm_cv;
+  int warmed = 0;
+  const bool counted = o.ops > 0;
   double wall = workloads::RunThreads(o.threads, [&](int t) {
     uint64_t rng = 0x9E3779B97F4A7C15ULL * (t + 1);
     size_t cpu_index = static_cast<size_t>(t) % cpus.size();
-    if (o.move_ms > 0) memory_probe::PinToCpu(cpus[cpu_index]);
+    const bool pinned = counted ? o.move_ops > 0 : o.move_ms > 0;
+    if (pinned) memory_probe::PinToCpu(cpus[cpu_index]);
     std::vector<Object> live(o.slots);
     std::vector<Object> drained;
     Inbox& next = inboxes[(t + 1) % o.threads];
@@ -173,23 +234,43 @@ int main(int argc, char** argv) {
     double next_move = start + o.move_ms / 1000.0;
     long ops = 0;
     long ops_at_warm = 0;
-    bool counting = o.warmup == 0;
+    bool counting = counted ? o.warmup_ops == 0 : o.warmup == 0;
+    auto move = [&] {
+      cpu_index = (cpu_index + 1) % cpus.size();
+      memory_probe::PinToCpu(cpus[cpu_index]);
+    };
     for (;;) {
-      if ((ops & 63) == 0) {
-        const double now = workloads::NowSeconds();
-        if (now - start >= o.seconds) break;
-        if (!counting && now - start >= o.warmup) {
-          std::call_once(warm_once, [&] {
+      if (counted) {
+        if (!counting && ops == o.warmup_ops) {
+          std::unique_lock<std::mutex> l(warm_mu);
+          if (++warmed == o.threads) {
             faults_before = MinorFaults();
-            warm_at = now;
-          });
+            warm_at = workloads::NowSeconds();
+            warm_cv.notify_all();
+          }
+          warm_cv.wait(l, [&] { return warmed == o.threads; });
           counting = true;
           ops_at_warm = ops;
         }
-        if (o.move_ms > 0 && now >= next_move) {
-          cpu_index = (cpu_index + 1) % cpus.size();
-          memory_probe::PinToCpu(cpus[cpu_index]);
-          next_move = now + o.move_ms / 1000.0;
+        if (ops - ops_at_warm == o.ops && counting) break;
+        if (pinned && ops > 0 && ops % o.move_ops == 0) move();
+      }
+      if ((ops & 63) == 0) {
+        if (!counted) {
+          const double now = workloads::NowSeconds();
+          if (now - start >= o.seconds) break;
+          if (!counting && now - start >= o.warmup) {
+            std::call_once(warm_once, [&] {
+              faults_before = MinorFaults();
+              warm_at = now;
+            });
+            counting = true;
+            ops_at_warm = ops;
+          }
+          if (pinned && now >= next_move) {
+            move();
+            next_move = now + o.move_ms / 1000.0;
+          }
         }
         {
           std::lock_guard<std::mutex> l(inboxes[t].mu);
@@ -219,7 +300,9 @@ int main(int argc, char** argv) {
   for (Inbox& in : inboxes) {
     for (const Object& d : in.objects) std::free(d.p);
   }
-  if (o.warmup > 0) wall = workloads::NowSeconds() - warm_at;
+  if (counted ? o.warmup_ops > 0 : o.warmup > 0) {
+    wall = workloads::NowSeconds() - warm_at;
+  }
   const long faults = MinorFaults() - faults_before;
   const double ops = static_cast<double>(total_ops.load());
   std::printf(
