@@ -69,9 +69,15 @@ void NoteRegrowth(int node, uint64_t base_idle_ns, uint64_t now_ns) {
   if (!Valid(node)) return;
   Idleness& n = g_idleness[node];
   if (n.released_ns == 0) return;
-  const uint64_t window = kRegrowthWindows * IdleNsOf(node, base_idle_ns);
-  if (now_ns - n.released_ns < window) {
-    if (n.doublings < kMaxIdleDoublings) ++n.doublings;
+  const uint64_t away = now_ns - n.released_ns;
+  if (away < base_idle_ns << kMaxIdleDoublings) {
+    // Next time, keep the pages longer than the threads were away this time.
+    const uint64_t wanted = IdleNsOf(node, base_idle_ns) + away;
+    do {
+      ++n.doublings;
+    } while (n.doublings < kMaxIdleDoublings &&
+             IdleNsOf(node, base_idle_ns) < wanted);
+    if (n.doublings > kMaxIdleDoublings) n.doublings = kMaxIdleDoublings;
   } else if (n.doublings > 0) {
     --n.doublings;
   }

@@ -2,13 +2,14 @@
 // for a while, so their threads have moved elsewhere, and a growing node may
 // have the kernel move that memory to it (release here, fault in there).
 //
-// "A while" is learned per node. It starts at TCMALLOC_NUMA_STRANDED_IDLE_MS
-// and doubles, up to kMaxIdleDoublings times, each time a node whose pages
-// were released grows or recommits again within kRegrowthWindows of its idle
-// time (its threads came back: the release only cost faults), and halves
-// when they stay away longer. So a load that moves for good hands its memory
-// over soon, while threads that move back and forth keep both nodes' pages
-// after a few round trips.
+// "A while" is learned per node. It starts at TCMALLOC_NUMA_STRANDED_IDLE_MS.
+// When a node whose pages were released grows or recommits again within its
+// longest idle time, its threads came back and the
+// release only cost faults: the idle time doubles, as often as it takes to
+// last longer than they were away (up to kMaxIdleDoublings doublings). When
+// they stay away longer, it halves. So a load that moves for good hands its
+// memory over soon, while threads that move back and forth keep both nodes'
+// pages after a round trip or two.
 //
 // Everything but NoteServe runs under the page-heap lock; the clock is the
 // caller's (a vDSO read, no system call).
@@ -26,8 +27,6 @@ namespace numa {
 
 // At most 2^7 times the base idle time: 12.8 s with the default 100 ms.
 inline constexpr int kMaxIdleDoublings = 7;
-// Regrowth this many idle times after a release counts as coming back.
-inline constexpr uint64_t kRegrowthWindows = 4;
 
 // Counts a page-heap serve for `node` (relaxed; a lost count only delays).
 void NoteServe(int node);

@@ -69,7 +69,7 @@ TEST_F(StrandedNodesTest, ZeroIdleTimeStrandsEveryNode) {
 
 TEST_F(StrandedNodesTest, ComingBackSoonAfterAReleaseDoublesTheIdleTime) {
   EXPECT_EQ(IdleNsOf(1, kBase), kBase);
-  ReleaseAndRegrow(1, 1000 * kMs, 300 * kMs);
+  ReleaseAndRegrow(1, 1000 * kMs, 50 * kMs);  // gone 150 ms
   EXPECT_EQ(IdleNsOf(1, kBase), 2 * kBase);
   EXPECT_EQ(IdleNsOf(0, kBase), kBase) << "only the node that came back";
   // Idle for 150 ms: no longer stranded.
@@ -85,12 +85,22 @@ TEST_F(StrandedNodesTest, TheIdleTimeStopsDoubling) {
   EXPECT_EQ(IdleNsOf(1, kBase), kBase << kMaxIdleDoublings);
 }
 
+TEST_F(StrandedNodesTest, ThreadsAwayLongerThanTheIdleTimeLearnItAtOnce) {
+  // Back 2.5 s after a release at 100 ms: the next release waits longer than
+  // the 2.6 s they were gone (3.2 s). Doubling once per return, the node
+  // would release (and refault) its pages five more times first.
+  ReleaseAndRegrow(1, 1000 * kMs, 2500 * kMs);
+  EXPECT_EQ(IdleNsOf(1, kBase), 32 * kBase);
+  StrandedNodes(2, kBase, 10000 * kMs);
+  EXPECT_EQ(StrandedNodes(2, kBase, 12600 * kMs) & 2, 0u) << "away again";
+}
+
 TEST_F(StrandedNodesTest, StayingAwayHalvesItAgain) {
   ReleaseAndRegrow(1, 1000 * kMs, kMs);
   ReleaseAndRegrow(1, 2000 * kMs, kMs);
   EXPECT_EQ(IdleNsOf(1, kBase), 4 * kBase);
-  // Back after more than kRegrowthWindows idle times (1.6 s).
-  ReleaseAndRegrow(1, 3000 * kMs, 1700 * kMs);
+  // Back after more than the longest idle time (12.8 s).
+  ReleaseAndRegrow(1, 3000 * kMs, 13000 * kMs);
   EXPECT_EQ(IdleNsOf(1, kBase), 2 * kBase);
 }
 
