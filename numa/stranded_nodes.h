@@ -4,12 +4,11 @@
 //
 // "A while" is learned per node. It starts at TCMALLOC_NUMA_STRANDED_IDLE_MS.
 // When a node whose pages were released grows or recommits again within its
-// longest idle time, its threads came back and the
-// release only cost faults: the idle time doubles, as often as it takes to
-// last longer than they were away (up to kMaxIdleDoublings doublings). When
-// they stay away longer, it halves. So a load that moves for good hands its
-// memory over soon, while threads that move back and forth keep both nodes'
-// pages after a round trip or two.
+// longest idle time, its threads came back and the release only cost faults:
+// the idle time doubles as often as it takes to outlast their absence (up to
+// kMaxIdleDoublings doublings). When they stay away longer, it halves. So a
+// load that moves for good hands its memory over soon, while threads that
+// move back and forth keep both nodes' pages after a round trip or two.
 //
 // Everything but NoteServe runs under the page-heap lock; the clock is the
 // caller's (a vDSO read, no system call).
