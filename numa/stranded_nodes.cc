@@ -73,11 +73,10 @@ void NoteRegrowth(int node, uint64_t base_idle_ns, uint64_t now_ns) {
   if (away < base_idle_ns << kMaxIdleDoublings) {
     // Next time, keep the pages longer than the threads were away this time.
     const uint64_t wanted = IdleNsOf(node, base_idle_ns) + away;
-    do {
+    while (n.doublings < kMaxIdleDoublings) {
       ++n.doublings;
-    } while (n.doublings < kMaxIdleDoublings &&
-             IdleNsOf(node, base_idle_ns) < wanted);
-    if (n.doublings > kMaxIdleDoublings) n.doublings = kMaxIdleDoublings;
+      if (IdleNsOf(node, base_idle_ns) >= wanted) break;
+    }
   } else if (n.doublings > 0) {
     --n.doublings;
   }

@@ -94,16 +94,10 @@ Options Parse(int argc, char** argv) {
         break;
       case 'm':
         timed_flags = true;
-        // 0 is allowed: unpinned.
-        o.move_ms = std::strcmp(optarg, "0") == 0
-                        ? 0
-                        : workloads::ParsePositive(optarg, "--move-ms");
+        o.move_ms = ParseCount(optarg, "--move-ms");  // 0: unpinned
         break;
       case 'l':
-        o.large_percent =
-            std::strcmp(optarg, "0") == 0
-                ? 0
-                : workloads::ParsePositive(optarg, "--large-percent");
+        o.large_percent = ParseCount(optarg, "--large-percent");
         if (o.large_percent > 100) {
           workloads::Die("--large-percent is at most 100");
         }

@@ -87,8 +87,7 @@ TEST_F(StrandedNodesTest, TheIdleTimeStopsDoubling) {
 
 TEST_F(StrandedNodesTest, ThreadsAwayLongerThanTheIdleTimeLearnItAtOnce) {
   // Back 2.5 s after a release at 100 ms: the next release waits longer than
-  // the 2.6 s they were gone (3.2 s). Doubling once per return, the node
-  // would release (and refault) its pages five more times first.
+  // the 2.6 s they were gone (3.2 s), so it does not come at each round trip.
   ReleaseAndRegrow(1, 1000 * kMs, 2500 * kMs);
   EXPECT_EQ(IdleNsOf(1, kBase), 32 * kBase);
   StrandedNodes(2, kBase, 10000 * kMs);
