@@ -77,6 +77,9 @@ void ForEachPlaced(Fn fn) {
 }  // namespace
 
 CentralFreeList* MakeCentralLists(CentralFreeList* one_node) {
+  // The layer's first metadata: under an address-space limit it shares
+  // vanilla's arena (numa/sparse_memory.h).
+  if (Active() && AddressSpaceLimit() != 0) SetSparseArena(MetaDataAlloc);
   const int nodes = NumCpuNodes();
   if (nodes > 1) {
     // Each node's lists start a page and stay untouched until that node's

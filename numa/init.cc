@@ -19,6 +19,7 @@ namespace numa {
 
 void ResetState() {
   SetSparseMappingHook(nullptr);
+  SetSparseArena(nullptr);
   memset(&g_state, 0, sizeof(g_state));
   ClearCounters();
   g_state.policy = BindPolicy::kLocal;

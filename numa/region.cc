@@ -73,17 +73,6 @@ void WarnOnce(const char* what, int id, int err, const char* tail) {
 
 void CountFailure() { __atomic_fetch_add(&g_failures, 1, __ATOMIC_RELAXED); }
 
-// The address-space limit (RLIMIT_AS) in bytes, or 0 when there is none.
-uint64_t AddressSpaceLimit() {
-  struct rlimit lim;
-  if (RawSyscall(SYS_prlimit64, 0, RLIMIT_AS, 0,
-                 reinterpret_cast<long>(&lim)) != 0 ||
-      lim.rlim_cur == RLIM_INFINITY) {
-    return 0;
-  }
-  return lim.rlim_cur;
-}
-
 // Gives back the reserved, never-committed tail of every node region but
 // `id`, keeping one page of each: under RLIMIT_AS that room is what a node
 // that cannot grow needs. True if any was given back.
@@ -217,6 +206,16 @@ void AddHole(Region* r, const HolePlace& p, uintptr_t start, uintptr_t end) {
 }
 
 }  // namespace
+
+uint64_t AddressSpaceLimit() {
+  struct rlimit lim;
+  if (RawSyscall(SYS_prlimit64, 0, RLIMIT_AS, 0,
+                 reinterpret_cast<long>(&lim)) != 0 ||
+      lim.rlim_cur == RLIM_INFINITY) {
+    return 0;
+  }
+  return lim.rlim_cur;
+}
 
 internal::Sector internal::g_sectors[kSectors];
 

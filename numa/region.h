@@ -135,6 +135,9 @@ bool GetRegionStats(int id, RegionStats* out);
 // Reservations or commits the kernel refused.
 uint64_t RegionFailures();
 
+// The address-space limit (RLIMIT_AS) in bytes, or 0 when there is none.
+uint64_t AddressSpaceLimit();
+
 }  // namespace numa
 }  // namespace tcmalloc
 

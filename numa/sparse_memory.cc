@@ -16,13 +16,17 @@ constexpr size_t kPage = 4096;
 // address space only, until written.
 constexpr size_t kStep = size_t{8} << 20;
 
+// Under an address-space limit, a request this large gets a mapping of its
+// own size: the arena would abandon the rest of its chunk for it.
+constexpr size_t kOwnMappingUnderLimit = size_t{1} << 20;
+
 // Guards the carving state and the hook. Callers hold the page heap lock or
-// a log lock (log blocks), never both, so neither alone keeps two carvings
-// apart.
+// no lock (log blocks), so neither keeps two carvings apart.
 LeafLock g_lock;
 char* g_next;
 size_t g_left;
 void (*g_mapping_hook)(void* start, size_t len);
+void* (*g_arena)(size_t bytes);
 
 // A fresh step of `len` bytes (under g_lock).
 void* MapStep(size_t len) {
@@ -45,15 +49,28 @@ void SetSparseMappingHook(void (*hook)(void* start, size_t len)) {
   g_lock.Unlock();
 }
 
+void SetSparseArena(void* (*arena)(size_t bytes)) {
+  __atomic_store_n(&g_arena, arena, __ATOMIC_RELEASE);
+}
+
 void LockSparseMemory() { g_lock.Lock(); }
 void UnlockSparseMemory() { g_lock.Unlock(); }
 
 void* SparseAlloc(size_t bytes) {
   if (bytes == 0 || bytes > ~size_t{0} - kStep) return nullptr;
   const size_t len = (bytes + kPage - 1) & ~(kPage - 1);
+  // Set once at start; called without g_lock, which holds no other lock.
+  void* (*arena)(size_t) = __atomic_load_n(&g_arena, __ATOMIC_ACQUIRE);
+  if (arena != nullptr && len < kOwnMappingUnderLimit) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(arena(len + kPage - 1));
+    return p == 0 ? nullptr
+                  : reinterpret_cast<void*>((p + kPage - 1) & ~(kPage - 1));
+  }
   LockSparseMemory();
-  void* result =
-      BumpCarve(&g_next, &g_left, len, len > kStep ? len : kStep, MapStep);
+  void* result = arena != nullptr
+                     ? MapStep(len)
+                     : BumpCarve(&g_next, &g_left, len,
+                                 len > kStep ? len : kStep, MapStep);
   UnlockSparseMemory();
   return result;
 }

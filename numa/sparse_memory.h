@@ -10,8 +10,9 @@
 // lies in one or a few mappings (each counts against vm.max_map_count); the
 // unused rest of a step is untouched. Fresh memory is zero. Never freed.
 //
-// Raw syscalls only: called inside malloc, under the page heap lock and
-// under the remote-free logs' locks, so it takes a leaf lock of its own.
+// Raw syscalls only: called inside malloc, with the page heap lock or no
+// lock, so it takes a leaf lock of its own. Under an address-space limit it
+// takes from the allocator's metadata arena instead (SetSparseArena).
 #ifndef NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 #define NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 
@@ -66,6 +67,15 @@ T* SparseTable(T** table, size_t entries) {
 // the kernel's NUMA balancing would otherwise move the metadata away from
 // its first writer's node (numa.cc); nullptr, the default, does nothing.
 void SetSparseMappingHook(void (*hook)(void* start, size_t len));
+
+// Under an address-space limit, `arena` (the allocator's metadata arena)
+// serves SparseAlloc instead of mappings of its own, so that metadata takes
+// no more address space than vanilla's: the arena's chunk has room, and a
+// fresh step would take it from the program's blocks. Its pages are then
+// neither kept from huge pages nor passed to the mapping hook. nullptr, the
+// default: mappings. `arena` returns zeroed memory and is called with no lock
+// of the layer's but the page heap lock.
+void SetSparseArena(void* (*arena)(size_t bytes));
 
 // The leaf lock SparseAlloc takes, held across fork() (innermost of the
 // fork handlers' locks) so that the child's carving state is whole.

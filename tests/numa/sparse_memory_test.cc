@@ -141,6 +141,47 @@ TEST(SparseAlloc, LargerThanAStepGetsItsOwnMapping) {
   EXPECT_NE(VmFlagsAt(big + 20 * kMiB - 1).find(" nh"), std::string::npos);
 }
 
+// An arena that hands out its own buffer in order, unaligned, and counts.
+alignas(4096) char g_arena_buffer[64 * 1024 + 1];
+size_t g_arena_used = 1;  // so that nothing it returns is page aligned
+int g_arena_calls = 0;
+void* TestArena(size_t bytes) {
+  ++g_arena_calls;
+  if (g_arena_used + bytes > sizeof(g_arena_buffer)) return nullptr;
+  void* p = g_arena_buffer + g_arena_used;
+  g_arena_used += bytes;
+  return p;
+}
+
+TEST(SparseAlloc, UnderALimitSmallRequestsComeFromTheArenaPageAligned) {
+  SetSparseArena(&TestArena);
+  char* a = static_cast<char*>(SparseAlloc(100));
+  char* b = static_cast<char*>(SparseAlloc(4096));
+  char* big = static_cast<char*>(SparseAlloc(2 * kMiB));    // its own mapping
+  char* none = static_cast<char*>(SparseAlloc(60 * 1024));  // arena full
+  SetSparseArena(nullptr);
+  const int calls = g_arena_calls;
+  char* after = static_cast<char*>(SparseAlloc(100));
+  EXPECT_EQ(g_arena_calls, calls);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(big, nullptr);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(calls, 3);
+  for (char* p : {a, b, big, after}) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  }
+  const auto in_arena = [](const char* p) {
+    return p >= g_arena_buffer && p < g_arena_buffer + sizeof(g_arena_buffer);
+  };
+  EXPECT_TRUE(in_arena(a) && in_arena(b));
+  EXPECT_GE(b, a + 4096);
+  EXPECT_LE(b + 4096, g_arena_buffer + sizeof(g_arena_buffer));
+  EXPECT_FALSE(in_arena(big) || in_arena(after));
+  big[2 * kMiB - 1] = 1;
+}
+
 TEST(SparseAlloc, RefusesWhatCannotBeMapped) {
   EXPECT_EQ(SparseAlloc(0), nullptr);
   EXPECT_EQ(SparseAlloc(~size_t{0}), nullptr);
