@@ -1,6 +1,7 @@
 // Sparsely written metadata, away from huge pages (numa/sparse_memory.h).
 #include "numa/sparse_memory.h"
 
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -41,6 +42,19 @@ void* MapStep(size_t len) {
   return reinterpret_cast<void*>(p);
 }
 
+// The arena's memory is fresh, so zero, unless a SysAllocator of the
+// program's supplied it. Reading leaves untouched pages unbacked.
+void ZeroIfWritten(char* p, size_t len) {
+  for (size_t i = 0; i < len; i += sizeof(uint64_t)) {
+    uint64_t word;
+    memcpy(&word, p + i, sizeof(word));
+    if (word != 0) {
+      memset(p + i, 0, len - i);
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void SetSparseMappingHook(void (*hook)(void* start, size_t len)) {
@@ -63,8 +77,10 @@ void* SparseAlloc(size_t bytes) {
   void* (*arena)(size_t) = __atomic_load_n(&g_arena, __ATOMIC_ACQUIRE);
   if (arena != nullptr && len < kOwnMappingUnderLimit) {
     const uintptr_t p = reinterpret_cast<uintptr_t>(arena(len + kPage - 1));
-    return p == 0 ? nullptr
-                  : reinterpret_cast<void*>((p + kPage - 1) & ~(kPage - 1));
+    if (p == 0) return nullptr;
+    char* result = reinterpret_cast<char*>((p + kPage - 1) & ~(kPage - 1));
+    ZeroIfWritten(result, len);
+    return result;
   }
   LockSparseMemory();
   void* result = arena != nullptr

@@ -73,8 +73,9 @@ void SetSparseMappingHook(void (*hook)(void* start, size_t len));
 // no more address space than vanilla's: the arena's chunk has room, and a
 // fresh step would take it from the program's blocks. Its pages are then
 // neither kept from huge pages nor passed to the mapping hook. nullptr, the
-// default: mappings. `arena` returns zeroed memory and is called with no lock
-// of the layer's but the page heap lock.
+// default: mappings. What `arena` returns is zeroed if it is not (a program's
+// SysAllocator may recycle memory); it is called with no lock of the layer's
+// but the page heap lock.
 void SetSparseArena(void* (*arena)(size_t bytes));
 
 // The leaf lock SparseAlloc takes, held across fork() (innermost of the

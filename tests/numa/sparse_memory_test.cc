@@ -182,6 +182,17 @@ TEST(SparseAlloc, UnderALimitSmallRequestsComeFromTheArenaPageAligned) {
   big[2 * kMiB - 1] = 1;
 }
 
+// A program's SysAllocator may hand the arena recycled memory.
+TEST(SparseAlloc, ArenaMemoryIsZeroedWhenItIsNot) {
+  g_arena_used = 1;
+  memset(g_arena_buffer, 0xab, sizeof(g_arena_buffer));
+  SetSparseArena(&TestArena);
+  char* p = static_cast<char*>(SparseAlloc(8192));
+  SetSparseArena(nullptr);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(std::all_of(p, p + 8192, [](char c) { return c == 0; }));
+}
+
 TEST(SparseAlloc, RefusesWhatCannotBeMapped) {
   EXPECT_EQ(SparseAlloc(0), nullptr);
   EXPECT_EQ(SparseAlloc(~size_t{0}), nullptr);
