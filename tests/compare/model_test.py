@@ -92,5 +92,67 @@ class ModelTest(unittest.TestCase):
         self.assertEqual(self.check("xeon-2s").returncode, 0)
 
 
+class SuiteScalingTest(unittest.TestCase):
+    """tools/compare.d/suite_report.py: a benchmark that runs for a fixed time has
+    its modelled time scaled to vanilla's median work; one of fixed work does not."""
+
+    def suite_dir(self, d):
+        steps = [("xmalloc-test", "rtime: {:.3f}, free/sec: 0.1 M\n"), ("mstress", "done\n")]
+        # (allocator, model.seconds, rtime): vanilla's median rtime is 500; numa's
+        # run at rtime 1000 did half that work in the same modelled time.
+        runs = [("vanilla", 0.020, 400.0), ("vanilla", 0.030, 500.0), ("vanilla", 0.040, 600.0),
+                ("numa", 0.020, 1000.0)]
+        with open(os.path.join(d, "steps.tsv"), "w") as f:
+            for bench, _ in steps:
+                f.write(f"{bench}\tlab2\t2\targs\n")
+        for bench, out in steps:
+            # 1 ns an instruction, 100 ns a miss, 1000 ns a fault.
+            record = {"allocators": [{"name": "vanilla"}, {"name": "numa"}], "runs": [], "failures": [],
+                      "model": dict(LINE3, ghz=1.0, name="ns")}
+            for i, (a, seconds, rtime) in enumerate(runs):
+                path = os.path.join(d, f"{bench}.{i}.out")
+                with open(path, "w") as f:
+                    f.write(out.format(rtime))
+                # Two vCPUs whose user counts make 3 x `seconds` of CPU time
+                # (instructions, one local miss, one fault each), and kernel
+                # counts that a timed benchmark's scaling leaves out.
+                user_ns = 3 * seconds * 1e9 / 2
+                vcpus = [dict(vcpu(v, v, user_ns - 1100, 10 ** 9, [1, 0, 0] if v == 0 else [0, 1, 0],
+                                   [0, 0, 10 ** 6] if v == 0 else [10 ** 6, 0, 0], faults=1),
+                              smisses=[0, 0, 0], ksmisses=[0, 0, 0]) for v in (0, 1)]
+                record["runs"].append({"allocator": a, "rep": i, "stdout": path, "figures": {
+                    "model.seconds": seconds, "model.cpu_seconds": 99.0},
+                    "accesses": {"vcpus": vcpus}})
+            with open(os.path.join(d, f"{bench}.lab2.json"), "w") as f:
+                json.dump(record, f)
+            with open(os.path.join(d, f"{bench}.lab2.rc"), "w") as f:
+                f.write("0\n")
+
+    def test_timed_benchmark_scaled_to_vanillas_median_work(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.suite_dir(d)
+            out = os.path.join(d, "out.json")
+            r = subprocess.run([sys.executable, os.path.join(TOOLS, "suite_report.py"), "--dir", d,
+                                "--started", "x", "--command-line", "x", "--bin", "x", "--threads", "2",
+                                "--json", out, "--max-ratio", "1.0", "--metric", "model.seconds"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, r.stderr)  # xmalloc-test's scaled ratio is 1.33
+            with open(out) as f:
+                d_ = json.load(f)
+            x = d_["figures"]["xmalloc-test"]["lab2"]["model.seconds"]
+            # Work is 1/rtime. The critical path of a timed run is the vCPUs' mean:
+            # vanilla's CPU times 60, 90 and 120 ms, scaled to rtime 500 and over
+            # 2 vCPUs, are 37.5, 45 and 50 ms.
+            self.assertAlmostEqual(x["vanilla"]["median"], 45.0)
+            self.assertAlmostEqual(x["numa"]["median"], 60.0)  # 60 ms of CPU for half the work
+            self.assertAlmostEqual(d_["figures"]["xmalloc-test"]["lab2"]["model.cpu_seconds"]["numa"]["median"], 120.0)
+            m = d_["figures"]["mstress"]["lab2"]["model.seconds"]
+            self.assertAlmostEqual(m["vanilla"]["median"], 30.0)
+            self.assertAlmostEqual(m["numa"]["median"], 20.0)  # fixed work: as measured
+            gates = {c["benchmark"]: c["passed"] for c in d_["gate"]["checked"]}
+            self.assertEqual(gates, {"xmalloc-test": False, "mstress": True})
+            self.assertIn("scaled to the work of one allocator's median run: xmalloc-test (vanilla)", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

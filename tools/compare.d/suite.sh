@@ -140,7 +140,9 @@ suite_main() {
       [ -z "$llc_spec" ] || cmd_args+=(--llc "$llc_spec")
       [ -z "$hot" ] || cmd_args+=(--hot "$hot")
       [ -z "$model_arg" ] || cmd_args+=(--model "$model_arg")
-      [ -z "$max_ratio" ] || cmd_args+=(--max-ratio "$max_ratio" --metric "$gate_metric")
+      # A modelled-time gate is the suite report's: it scales the benchmarks
+      # that run for a fixed time to one amount of work.
+      [ -z "$max_ratio" ] || [[ $gate_metric == model.* ]] || cmd_args+=(--max-ratio "$max_ratio" --metric "$gate_metric")
     fi
     args=$(mbench_args "$b" "$t" "${where%%[0-9]*}")
     note "suite [$step/$total] $b ${where/lab/lab, } $([ "$where" = native ] || echo "nodes")" "($b $args)"

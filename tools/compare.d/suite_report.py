@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import fmt, median, read, say  # noqa: E402  (tools/compare.d/report.py)
+import model  # noqa: E402  (tools/compare.d/model.py)
 
 SCHEMA = "numa-tcmalloc/compare-suite/1"
 # A benchmark's own figure, from its stdout: regex, name, unit, better. The
@@ -28,6 +29,25 @@ OWN = {
     "rptest": (r"([0-9]+) memory ops/CPU second", "ops", "ops/CPU s", "higher"),
     "glibc-thread": (r"^([0-9]+) iterations", "iterations", "in 2 s", "higher"),
     "alloc-test": (r"operations in ([0-9]+) ms", "time", "ms", "lower"),
+}
+# Benchmarks that run for a fixed time: the guest gets through more or less of
+# their work as it runs faster or slower, so their modelled time is scaled to
+# one amount of work, the baseline allocator's median run. Every thread runs
+# the whole time, however fast the emulator runs its vCPU, so the critical
+# path of that work is the vCPUs' mean, not the busiest. The kernel's
+# instructions and misses are left out (its faults are kept): over a fixed
+# time they are mostly the guest's periodic work, the same in every run
+# (larson: about 10 M kernel instructions a run under each allocator), which
+# scaling would charge to the run that got less done. Each entry gives a
+# number proportional to a run's work, from its stdout (the duration is the
+# same in every run): larson's throughput, xmalloc-test's rtime (100 / its
+# frees a microsecond, printed to more digits than free/sec), glibc-thread's
+# iterations.
+TIMED = {
+    "larson": (OWN["larson"][0], float),
+    "larson-sized": (OWN["larson-sized"][0], float),
+    "xmalloc-test": (r"rtime: ([0-9.]+),", lambda rtime: 1 / float(rtime)),
+    "glibc-thread": (OWN["glibc-thread"][0], float),
 }
 # The split's cells gathered for the tables: (label, [(code, memory)...]).
 GROUPS = [
@@ -65,6 +85,47 @@ def own_figure(bench, run):
         return run["figures"].get("wall")
     m = re.search(spec[0], read(run["stdout"]), re.M)
     return float(m.group(1)) if m else None
+
+
+def work_done(bench, run):
+    """A number proportional to the work a run of a TIMED benchmark got through."""
+    regex, value = TIMED[bench]
+    m = re.search(regex, read(run["stdout"]), re.M)
+    return value(m.group(1)) if m and float(m.group(1)) > 0 else None
+
+
+def modelled_ms(bench, record, name):
+    """{allocator: stats} of model.seconds or model.cpu_seconds in ms, scaled to the
+    baseline's median work for a TIMED benchmark; and that baseline, or None."""
+    if bench not in TIMED:
+        return by_allocator(record, None, lambda run: (
+            run["figures"][name] * 1000 if name in run["figures"] else None)), None
+    names = [a["name"] for a in record["allocators"]]
+    base = "vanilla" if "vanilla" in names else names[0]
+    work = stats([work_done(bench, r) for r in record["runs"] if r["allocator"] == base])
+    if not work:
+        return {}, None
+
+    def scaled(run):
+        w = work_done(bench, run)
+        vcpus = (run.get("accesses") or {}).get("vcpus")
+        if not w or not vcpus or not record.get("model"):
+            return None
+        user = [dict(v, insns_kernel=0, kmisses=[0] * len(v["misses"]), ksmisses=[0] * len(v["misses"]))
+                for v in vcpus]
+        cpu = model.model(record["model"], user)["cpu_seconds"]
+        return cpu * 1000 * work["median"] / w / (len(vcpus) if name == "model.seconds" else 1)
+    return by_allocator(record, None, scaled), base
+
+
+def modelled_gate(metric, max_ratio, figure):
+    """report.py's gate for one step, on its modelled times (scaled if TIMED)."""
+    checked = [{"allocator": a, "ratio": s["median"] / figure["vanilla"]["median"], "value": s["median"]}
+               for a, s in figure.items() if a.split(":")[0] == "numa"] if "vanilla" in figure else []
+    for c in checked:
+        c["passed"] = c["ratio"] <= max_ratio
+    return {"metric": metric, "max_ratio": max_ratio, "checked": checked,
+            "passed": bool(checked) and all(c["passed"] for c in checked)}
 
 
 def by_allocator(record, figure, runs_value=None):
@@ -145,8 +206,11 @@ def main():
                          "accesses.program_heap.remote_share", "accesses.program_heap.llc_remote_share"):
                 f[name] = by_allocator(r, name)
             for name in ("model.seconds", "model.cpu_seconds"):  # in ms
-                f[name] = by_allocator(r, None, lambda run, n=name: (
-                    run["figures"][n] * 1000 if n in run["figures"] else None))
+                f[name], base = modelled_ms(s["benchmark"], r, name)
+                if base:
+                    s["model_scaled_to"] = base
+                if name == args.metric and args.max_ratio is not None:
+                    r["gate"] = modelled_gate(name, args.max_ratio, f[name])
             for label, cells in GROUPS:
                 f["llc_remote." + label] = by_allocator(r, None, lambda run, c=cells: group_share(run, c))
 
@@ -189,6 +253,10 @@ def main():
             profile = next((s["record"].get("model") or {}).get("name") for s in lab if s["record"].get("model"))
             pair("model.seconds", "model.cpu_seconds",
                  f"Modelled time on {profile}, ms: busiest vCPU (sum over vCPUs) (docs/compare.md, \"Modelled time\"):")
+            timed = [f"{s['benchmark']} ({s['model_scaled_to']})" for s in lab if s.get("model_scaled_to")]
+            if timed:
+                out.append("Run for a fixed time, so scaled to the work of one allocator's median run: "
+                           + ", ".join(timed) + ".\n")
         pair("accesses.alloc.remote_share", "accesses.alloc.llc_remote_share",
              "The allocator's own code: % of its accesses remote (% of its LLC misses remote):")
         pair("accesses.program_heap.remote_share", "accesses.program_heap.llc_remote_share",
