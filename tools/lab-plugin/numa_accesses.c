@@ -504,8 +504,13 @@ static void on_marker(unsigned int vcpu, void* userdata) {
     reset_window();
     g.user_mark = g.user_insns;
   } else if (g.open) {
+    // The last turn's user instructions are this vCPU's (settle() above made
+    // it the current one). In a one-vCPU guest they are all of them.
+    if (vcpu < (unsigned)g.vcpus) {
+      g.vc[vcpu].insns[0] += g.user_insns - g.user_mark;
+    }
+    g.user_mark = g.user_insns;
     g.cur_vcpu = -1;
-    settle(vcpu);  // the last turn's user instructions
     g.open = false;
     print_window();
   }
