@@ -479,12 +479,16 @@ static void print_window(void) {
 // vCPU that ran then: the vCPUs take turns in one host thread, and a turn
 // ends at a block boundary, so only the few instructions a new turn runs
 // before its first callback can land on the vCPU before it.
-static void settle(unsigned int vcpu) {
-  if ((int)vcpu == g.cur_vcpu) return;
+static void end_turn(void) {
   if (g.open && g.cur_vcpu >= 0 && g.cur_vcpu < g.vcpus) {
     g.vc[g.cur_vcpu].insns[0] += g.user_insns - g.user_mark;
   }
   g.user_mark = g.user_insns;
+}
+
+static void settle(unsigned int vcpu) {
+  if ((int)vcpu == g.cur_vcpu) return;
+  end_turn();
   g.cur_vcpu = (int)vcpu;
 }
 
@@ -504,12 +508,7 @@ static void on_marker(unsigned int vcpu, void* userdata) {
     reset_window();
     g.user_mark = g.user_insns;
   } else if (g.open) {
-    // The last turn's user instructions are this vCPU's (settle() above made
-    // it the current one). In a one-vCPU guest they are all of them.
-    if (vcpu < (unsigned)g.vcpus) {
-      g.vc[vcpu].insns[0] += g.user_insns - g.user_mark;
-    }
-    g.user_mark = g.user_insns;
+    end_turn();  // the last turn's: in a one-vCPU guest, all of them
     g.cur_vcpu = -1;
     g.open = false;
     print_window();
