@@ -102,8 +102,7 @@ constexpr CounterName kCounters[] = {
     {"moved_spans_kept", Counter::kMovedSpansKept},
     {"inbox_full_objects", Counter::kInboxFullObjects},
     {"refills_moved", Counter::kRefillsMoved},
-    {"unstranding_by_owner", Counter::kUnstrandingByOwner},
-    {"unstranding_by_grower", Counter::kUnstrandingByGrower},
+    {"unstrandings", Counter::kUnstrandings},
 };
 
 // tcmalloc.numa.<name>: one figure each.
@@ -394,10 +393,9 @@ void DumpNumaStats(TCMalloc_Printer* out) {
       CountOf(Counter::kFlushedObjects), CountOf(Counter::kReroutedObjects),
       CountOf(Counter::kBorrowedObjects), CountOf(Counter::kInboxFullObjects));
   out->printf(
-      "NUMA unstranding: %llu done by the owner's thread, %llu by a growing "
-      "node\n",
-      CountOf(Counter::kUnstrandingByOwner),
-      CountOf(Counter::kUnstrandingByGrower));
+      "NUMA unstranding: %llu releases and retirements of other nodes' "
+      "heaps\n",
+      CountOf(Counter::kUnstrandings));
   for (int node = 0; node < NumNodes(); node++) {
     PageHeap::Stats stats;
     if (!NodeStats(node, &stats)) continue;

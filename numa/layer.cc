@@ -11,7 +11,6 @@
 #include "numa/idle_nodes.cc"
 #include "numa/init.cc"
 #include "numa/mempolicy.cc"
-#include "numa/node_chores.cc"
 #include "numa/numa.cc"
 #include "numa/page_sample.cc"
 #include "numa/parse.cc"

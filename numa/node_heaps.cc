@@ -16,7 +16,6 @@
 #include "base/static_storage.h"
 #include "internal_logging.h"
 #include "numa/balancing.h"
-#include "numa/node_chores.h"
 #include "numa/node_pages.h"
 #include "numa/numa.h"
 #include "numa/page_sample.h"
@@ -288,7 +287,6 @@ Span* NodeHeaps::NewAligned(Length n, Length align_pages) {
   if (span != nullptr && ReuseByWitness()) {
     NoteLargeHandOut(span, node, commits);
   }
-  if (node < NodesWithCentralLists()) DoChores(node);
   return span;
 }
 
@@ -312,9 +310,6 @@ Span* NodeHeaps::NewForList(int region, Length n, uint32_t cl) {
   if (CooperatesWithBalancing() && FirstTouchNode(region)) {
     ReleaseIfMoved(region, span);
   }
-  // A refill on the heap's own node: where what growing nodes asked of this
-  // heap is done locally (numa/node_chores.h).
-  if (Active() && ThisThreadsListNode() == region) DoChores(region);
   return span;
 }
 

@@ -68,10 +68,6 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   // inside the refill (its writes would place the span's pages there; the
   // span goes back unwritten, tcmalloc.numa.refills_moved).
   static Span* NewForList(int region, Length n, uint32_t cl);
-  // Does what growing nodes asked of CPU node `node`'s heap
-  // (numa/node_chores.h), if anything, on a thread that runs on `node`.
-  // Takes the page heap lock only when asked.
-  static void DoChores(int node);
   // Marks the calling thread as filling another node's list on purpose (a
   // borrower, ThreadCacheNodes::Borrow) until called with false.
   static void SetBorrowing(bool on);
@@ -99,11 +95,8 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   // Before `heap`'s resident memory grows by `pages` (growth = true: its
   // heap grows; false: it recommits released pages): the other nodes release
   // their free pages beyond TCMALLOC_NUMA_MAX_STRANDED_MB and, on growth,
-  // give released address space back to their regions. A CPU node is asked
-  // to (numa/node_chores.h), down to half the bound; what it has not done by
-  // the next growth is done by that growth. More than kMaxAskedBytes, and a
-  // memory-only node's share, is done here at once. Requires the page heap
-  // lock.
+  // give released address space back to their regions, up to the growth.
+  // Requires the page heap lock.
   static void BeforeGrowth(PageHeap* heap, Length pages, bool growth);
 
   // ReleaseAtLeastNPages over every node's heap, round robin, then the
@@ -155,10 +148,6 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   static uint64_t CommitsOf(int node);
   static void NoteLargeHandOut(const Span* span, int node, uint64_t commits);
   static void ReleaseIfMoved(int node, const Span* span);
-  // Takes what was asked of `heap`, CPU node `node`'s, and does it; false
-  // when nothing was asked. Requires the page heap lock.
-  static bool CarryOutChores(PageHeap* heap, int node);
-  static void DoOwedChores(int node, int cpu_nodes);
   static bool RetireSpan(PageHeap* heap, Span* s);
   static Length RetireReleased(PageHeap* heap, Length num_pages);
 };

@@ -1,7 +1,6 @@
 // NodeHeaps' unstranding (numa/node_heaps.h): before a node's heap grows,
 // the free pages other nodes hold beyond the bound are released and their
-// address space given back to their regions, by the grower or, asked, by the
-// nodes' own threads (numa/node_chores.h). A part of numa/node_heaps.cc,
+// address space given back to their regions. A part of numa/node_heaps.cc,
 // included inside its namespace.
 
 // The most each region's heap held: its size only falls in RetireSpan, which
@@ -11,26 +10,6 @@ static uint64_t g_peak_bytes[kRegions];
 static void NotePeak(int region, uint64_t system_bytes) {
   if (region < 0 || region >= kRegions) return;
   if (system_bytes > g_peak_bytes[region]) g_peak_bytes[region] = system_bytes;
-}
-
-bool NodeHeaps::CarryOutChores(PageHeap* heap, int node) {
-  const NodeChores chores = TakeChores(node);
-  if (chores.retire == 0 && chores.release == 0) return false;
-  // Retired first: the pages released next are this heap's free pages, not
-  // what the asking node counted as released.
-  if (chores.retire != 0) RetireReleased(heap, chores.retire);
-  if (chores.release != 0) heap->ReleaseAtLeastNPages(chores.release);
-  return true;
-}
-
-void NodeHeaps::DoChores(int node) {
-  if (!OwnerHasChores(node)) return;
-  PageHeap* heap = ExistingHeap(node);
-  if (heap == nullptr) return;
-  SpinLockHolder l(Static::pageheap_lock());
-  if (CarryOutChores(heap, node)) {
-    AddToCounter(Counter::kUnstrandingByOwner, 1);
-  }
 }
 
 // Gives released span s of heap back to its node's region and forgets it.
@@ -84,19 +63,6 @@ Length NodeHeaps::RetireReleased(PageHeap* heap, Length num_pages) {
   return retired;
 }
 
-// Does what other CPU nodes were asked at an earlier growth and have not done
-// since (a node whose threads did not refill from its heap in between), from
-// here: so asks lag by at most one growth. Requires the page heap lock.
-void NodeHeaps::DoOwedChores(int node, int cpu_nodes) {
-  for (int i = 0; i < cpu_nodes; ++i) {
-    // A node without a heap yet: nothing asked, and its page stays unread.
-    PageHeap* h = i == node ? nullptr : ExistingHeap(i);
-    if (h != nullptr && CarryOutChores(h, i)) {
-      AddToCounter(Counter::kUnstrandingByGrower, 1);
-    }
-  }
-}
-
 // A vDSO clock read, no system call: BeforeGrowth runs under the page heap
 // lock.
 static uint64_t CoarseNowNs() {
@@ -111,11 +77,8 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
   if (node < 0 || IsPlacedRegion(node) || !Active()) return;
   ASSERT(Static::pageheap_lock()->IsHeld());
   const int nodes = NumNodes();
-  // Only nodes with threads of their own can be asked (numa/node_chores.h).
   const int cpu_nodes = NodesWithCentralLists();
-  if (growth) DoOwedChores(node, cpu_nodes);
   uint64_t free_bytes[kMaxNodes] = {};
-  bool memory_only_free = false;
   const uint64_t idle_ns = StrandedAfterNs();
   const uint64_t now = CoarseNowNs();
   NoteRegrowth(node, idle_ns, now);
@@ -131,39 +94,17 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     // A CPU node whose threads served from its heap lately keeps its free
     // pages: they are about to be reused.
     if (i < cpu_nodes && (stranded >> i & 1) == 0) continue;
-    if (const PageHeap* h = ExistingHeap(i)) {
+    if (const PageHeap* h = ExistingHeap(i))
       free_bytes[i] = h->stats_.free_bytes;
-      if (i != node && i >= cpu_nodes && free_bytes[i] != 0) {
-        memory_only_free = true;
-      }
-    }
   }
-
-  // Released from here, up to the growth (PagesToUnstrand): what lies beyond
-  // the bound by more than the CPU nodes may be asked for, and, when a
-  // memory-only node (no thread to ask) holds free pages, all beyond it.
-  const uint64_t unstrand = PagesToUnstrand(
-      node, nodes, free_bytes,
-      memory_only_free ? bound : bound + kMaxAskedBytes, kPageShift, pages);
+  const uint64_t unstrand =
+      PagesToUnstrand(node, nodes, free_bytes, bound, kPageShift, pages);
   Length released = 0;
   for (int i = 0; i < nodes && released < unstrand; ++i) {
     if (i == node || free_bytes[i] == 0) continue;
-    PageHeap* h = ExistingHeap(i);
-    released += h->ReleaseAtLeastNPages(unstrand - released);
+    released += ExistingHeap(i)->ReleaseAtLeastNPages(unstrand - released);
     NoteUnstranded(i, now);
-    free_bytes[i] = h->stats_.free_bytes;
-    AddToCounter(Counter::kUnstrandingByGrower, 1);
-  }
-  // The rest, down to OwnReleaseLine, by each CPU node's own threads.
-  uint64_t plan[kMaxNodes];
-  const uint64_t ask =
-      PagesToUnstrand(node, cpu_nodes, free_bytes, OwnReleaseLine(bound),
-                      kPageShift, pages > released ? pages - released : 0);
-  PlanRelease(node, cpu_nodes, free_bytes, ask, kPageShift, plan);
-  for (int i = 0; i < cpu_nodes; ++i) {
-    if (i == node || ExistingHeap(i) == nullptr) continue;
-    AskToRelease(i, plan[i]);  // 0 withdraws an earlier ask
-    if (plan[i] != 0) NoteUnstranded(i, now);
+    AddToCounter(Counter::kUnstrandings, 1);
   }
   if (!growth) return;
 
@@ -173,22 +114,16 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     released_pages[i] = ExistingHeap(i)->stats_.unmapped_bytes >> kPageShift;
   }
   // A node that gives back less than planned leaves the rest to the nodes
-  // after it: plan again without the nodes already asked. A CPU node is
-  // asked (its own thread retires at its next refill) up to kMaxAskedBytes;
-  // a larger retirement, and a memory-only node's, is done from here.
+  // after it: plan again without the nodes already done.
   uint64_t left = pages >= PageHeap::kMinSystemAlloc
                       ? pages
                       : static_cast<uint64_t>(PageHeap::kMinSystemAlloc);
+  uint64_t plan[kMaxNodes];
   for (int i = 0; i < nodes && left > 0; ++i) {
     PlanRetirement(node, nodes, released_pages, left, plan);
     if (plan[i] == 0) continue;
-    Length got = plan[i];
-    if (i < cpu_nodes && plan[i] <= kMaxAskedBytes >> kPageShift) {
-      AskToRetire(i, plan[i]);
-    } else {
-      got = RetireReleased(ExistingHeap(i), plan[i]);
-      AddToCounter(Counter::kUnstrandingByGrower, 1);
-    }
+    const Length got = RetireReleased(ExistingHeap(i), plan[i]);
+    AddToCounter(Counter::kUnstrandings, 1);
     left = got >= left ? 0 : left - got;
     released_pages[i] = 0;
   }

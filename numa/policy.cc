@@ -45,16 +45,6 @@ void PlanRetirement(int node, int nodes, const uint64_t released_pages[],
   }
 }
 
-void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
-                 uint64_t pages, int page_shift, uint64_t out[]) {
-  const uint64_t page = uint64_t{1} << page_shift;
-  uint64_t free_pages[kMaxNodes];
-  for (int i = 0; i < nodes; ++i) {
-    free_pages[i] = (free_bytes[i] + page - 1) >> page_shift;
-  }
-  PlanRetirement(node, nodes, free_pages, pages, out);
-}
-
 bool TooManyPagesElsewhere(int pages_on_node, int pages_elsewhere) {
   return pages_elsewhere * 20 > (pages_on_node + pages_elsewhere);
 }

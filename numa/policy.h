@@ -39,20 +39,6 @@ uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
                          uint64_t bound_bytes, int page_shift,
                          uint64_t growth_pages);
 
-// Free pages of the other nodes beyond this line are released by their own
-// threads when a growing node asks (numa/node_chores.h).
-inline uint64_t OwnReleaseLine(uint64_t bound_bytes) { return bound_bytes / 2; }
-
-// How much a growing node may ask of the other CPU nodes' own threads
-// instead of doing it (numa/node_chores.h); more is done at once, so resident
-// memory lags the bound by at most this, for at most one growth.
-inline constexpr uint64_t kMaxAskedBytes = uint64_t{16} << 20;
-
-// How many of `pages` each other node releases (out[i]; 0 for `node`):
-// lowest index first, each at most what it holds free.
-void PlanRelease(int node, int nodes, const uint64_t free_bytes[],
-                 uint64_t pages, int page_shift, uint64_t out[]);
-
 // Whether a heap now of `now_bytes`, that held at most `peak_bytes` (now
 // included), passes a multiple of `interval` above that peak by growing
 // `grow_bytes`. Upstream unmaps every free page before a growth that passes

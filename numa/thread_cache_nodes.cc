@@ -7,7 +7,6 @@
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
 #include "numa/introspection.h"
-#include "numa/node_chores.h"
 #include "numa/node_heaps.h"
 #include "numa/node_pages.h"
 #include "numa/numa.h"
@@ -109,7 +108,6 @@ void ThreadCacheNodes::InitModule() {
     PlaceInboxesOnNodePages();
     PlaceRefillCountsOnNodePages();
     PlaceCountersOnNodePages();
-    PlaceChoresOnNodePages();
     g_storage.Place();
   }
 }

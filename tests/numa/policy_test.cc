@@ -65,25 +65,6 @@ TEST(GrowthPassesMark, OncePerIntervalAboveThePeak) {
   EXPECT_FALSE(GrowthPassesMark(260 * kMiB, 200 * kMiB, 60 * kMiB, kMark));
 }
 
-TEST(PlanRelease, OtherNodesInOrderEachAtMostWhatItHolds) {
-  const uint64_t free_bytes[] = {3 << 13, 5 << 13, (2 << 13) + 1, 9 << 13};
-  uint64_t out[4];
-  PlanRelease(1, 4, free_bytes, 6, 13, out);
-  EXPECT_EQ(out[0], 3u);
-  EXPECT_EQ(out[1], 0u) << "never the growing node itself";
-  EXPECT_EQ(out[2], 3u) << "a partly free page counts whole";
-  EXPECT_EQ(out[3], 0u) << "the pages are covered";
-  PlanRelease(0, 4, free_bytes, 100, 13, out);
-  EXPECT_EQ(out[1] + out[2] + out[3], 5u + 3u + 9u) << "all they hold";
-  PlanRelease(0, 4, free_bytes, 0, 13, out);
-  for (uint64_t pages : out) EXPECT_EQ(pages, 0u);
-}
-
-TEST(OwnReleaseLine, HalfTheBound) {
-  EXPECT_EQ(OwnReleaseLine(16 << 20), uint64_t{8} << 20);
-  EXPECT_EQ(OwnReleaseLine(0), 0u) << "a bound of 0 leaves nothing to ask";
-}
-
 TEST(PlanRetirement, OtherNodesInOrderUntilTheGrowthIsCovered) {
   const uint64_t released[] = {50, 30, 0, 40};
   uint64_t out[4];

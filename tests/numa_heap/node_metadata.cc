@@ -6,7 +6,6 @@
 #include "common.h"
 #include "numa/central_lists.h"
 #include "numa/idle_nodes.h"
-#include "numa/node_chores.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/remote_free_log.h"
@@ -64,7 +63,6 @@ std::vector<NamedPage> OwnStatePages(int node) {
       {"inbox", page(&tcmalloc::numa::InboxOf(node))},
       {"refills", page(tcmalloc::numa::RefillCountOf(node))},
       {"counters", page(tcmalloc::numa::CountersOf(node))},
-      {"asks", page(tcmalloc::numa::ChoresOf(node))},
       {"span store", page(tcmalloc::numa::NodeHeaps::SpanStoreOfNode(node))}};
 }
 
