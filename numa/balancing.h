@@ -1,23 +1,6 @@
-// The kernel's automatic NUMA balancing, and what the node heaps do about it.
-//
-// With kernel.numa_balancing on, the kernel migrates pages toward the node
-// that touches them. A CPU node's region, left to first touch, has no memory
-// policy, so a thread on node 1 that keeps reading node 0's objects draws
-// their pages to node 1. Once freed they go back to node 0's heap (their
-// owner, by address), which would hand them to node 0's next allocation with
-// their pages still on node 1.
-//
-// So, while the kernel balances (TCMALLOC_NUMA_BALANCING=cooperate), a freed
-// small-object span on its way back to its heap may be checked, with one
-// move_pages sample of its pages, and released when they lie elsewhere: its
-// next writer faults it in on its own node (policy.h, DecideMovedSpan).
-//  - Not every span: one in kSampleEvery, and every one for the next
-//    kCheckAllAfterMoved after one was released for having moved: a batch's
-//    spans move together.
-//  - Not the same span twice: a span that moved again after it was released
-//    is memory the program keeps using from another node; releasing it again
-//    would only make the kernel move it again, so it is kept (ReleasedSpans).
-// Large blocks are checked on every return (NodeHeaps::ReleaseBeforeReuse).
+// The kernel's NUMA balancing: which freed small-object spans a heap samples
+// (DecideMovedSpan, numa/policy.h), and the table of memory released for
+// having moved. Why and how: docs/design.md, "The kernel's NUMA balancing".
 #ifndef NUMA_TCMALLOC_NUMA_BALANCING_H_
 #define NUMA_TCMALLOC_NUMA_BALANCING_H_
 
@@ -78,9 +61,7 @@ class MovedSpanCheck {
   bool ShouldCheck();
   // What to do with the span at `start`, sampled with `pages_elsewhere`
   // pages off its heap's node (DecideMovedSpan), given the spans `released`
-  // before. A release is noted there, and sets every span to be checked for
-  // a while; a span found home again stays noted, so its next move keeps it
-  // (no ping-pong).
+  // before. A release is noted there; a span found home again stays noted.
   MovedSpan Judge(uintptr_t start, int pages_elsewhere,
                   ReleasedSpans* released);
 

@@ -143,11 +143,6 @@ CentralFreeList* CentralListsOf(int region) {
   return &g_lists[NodeClass(region, 0)];
 }
 
-CentralFreeList* PlacedLists(int id) {
-  PlacedSet* set = MakePlaced(id);
-  return set != nullptr ? set->lists : nullptr;
-}
-
 void* PopPlaced(int id, uint32_t cl) {
   PlacedSet* set = MakePlaced(id);
   if (set == nullptr) return nullptr;

@@ -41,19 +41,13 @@ bool TransferCacheTakes(int region, void* start, int n);
 void LinkingRemoteFrees(bool linking);
 
 // The first of kClassSizesMax lists of `region`: a CPU node's, or a placed
-// region's (numa/region.h), whose lists must exist (PlacedLists).
+// region's (numa/region.h), whose lists must exist (PopPlaced makes them).
 CentralFreeList* CentralListsOf(int region);
 
-// --- Small objects of memory the program places (numa/placed.h). ---
-//
-// Each placed region has a central list per class, taking spans from the
-// region's heap only, and in front of each a small locked cache, so that an
-// object freed and allocated again does not send its span back to the heap
-// each time. Thread caches never hold placed objects: the page map caches
-// no class for them, so free() pushes them here from its slow path.
+// --- Small objects of memory the program places (docs/design.md, "Memory
+// the program places"): a central list per class and region, with a small
+// locked cache in front; thread caches never hold them. ---
 
-// Region id's lists, made on first use; nullptr without metadata left.
-CentralFreeList* PlacedLists(int id);
 // An object of class cl from region id's lists, or nullptr.
 void* PopPlaced(int id, uint32_t cl);
 void PushPlaced(int id, uint32_t cl, void* object);

@@ -194,17 +194,10 @@ void KeepMetadataInPlace(void* start, size_t len) {
   ApplyBinding(start, len, b, &caps, &g_state.metadata_counters);
 }
 
-// What the layer does about the kernel's NUMA balancing. The heaps look for
-// pages it moved only where it can move ours (nodes left to first touch;
-// bound memory stays on its node) and move_pages can see where they went.
-// The heaps' objects are the program's data, which balancing may move toward
-// the node that uses them; the allocator's metadata (log blocks, inboxes,
-// central lists, the class cache) is placed where its node's threads use it,
-// and balancing moved it toward the other nodes that also touch it:
-// xmalloc-test's owners read their log blocks remotely once the kernel had
-// moved them to the releasers' node. So the metadata is bound where first
-// written, but not under TCMALLOC_NUMA_BALANCING=ignore, nor where mbind is
-// refused.
+// What the layer does about the kernel's NUMA balancing (docs/design.md,
+// "The kernel's NUMA balancing"): the heaps look for moved pages only where
+// a node is left to first touch and move_pages answers; the metadata stays
+// put as MetadataStaysPut (numa.h) says.
 void DecideBalancing(Balancing knob) {
   State& s = g_state;
   s.balancing = Cooperation::kNone;
@@ -284,8 +277,7 @@ void InitFrom(GetenvFn getenv_fn, const char* root, KernelView view) {
   }
   const int usable = PopCount(s.topo.usable);
   if (config.mode == Mode::kAuto && usable < 2) return;
-  // auto: per-node heaps pay off only if threads run on more than one node.
-  // A memory-only node (CXL, HBM) next to one CPU node is not that. Not the
+  // auto: two CPU nodes (docs/design.md, "The node model"), whatever the
   // calling thread's affinity: a main thread pinned before its first malloc
   // may still start workers on every node.
   if (config.mode == Mode::kAuto && PopCount(s.topo.cpu_nodes) < 2) {

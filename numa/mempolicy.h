@@ -1,13 +1,8 @@
-// Memory policies: which nodes the process may, and wants to, allocate from
-// (the cpuset's mems_allowed, narrowed by the task policy of `numactl` or
-// set_mempolicy(2)), and which policy a range of heap memory gets.
-//
-// The layer's mbind on each new range replaces the task policy for that
-// range, so without this a process run under `numactl --membind=0,2` would
-// get memory from nodes 1 or 3. The decisions are pure functions so that the
+// Memory policies: which nodes the process may use (its cpuset, narrowed by
+// a task policy) and which policy a range of heap memory gets. Why:
+// docs/design.md, "Binding". The decisions are pure functions so that the
 // unit tests walk every combination without a multi-node machine;
-// ApplyBinding carries them out. Kernel behaviour: docs/tuning.md, "Under a
-// task memory policy".
+// ApplyBinding carries them out.
 #ifndef NUMA_TCMALLOC_NUMA_MEMPOLICY_H_
 #define NUMA_TCMALLOC_NUMA_MEMPOLICY_H_
 
@@ -73,18 +68,13 @@ struct Binding {
   int home_node;   // >= 0: then set_mempolicy_home_node(range, home_node)
 };
 
-// The binding of a fresh range for `node`'s heap:
-//  - kLocal: none, whatever the task policy (first touch inside it).
-//  - task policy MPOL_BIND over S (numactl --membind): pages stay in S.
-//      kPreferred: MPOL_BIND over S with home node `node` (node first, then
-//        the nearest nodes of S); without home-node support, MPOL_BIND over S
-//        alone (the faulting CPU's node first, then its nearest in S).
-//      kBind: MPOL_BIND over {node}.
-//    A node outside S (never asked by the heaps) gets S, without home node.
-//  - any other task policy: MPOL_PREFERRED or MPOL_BIND over {node}; the
-//    layer overrides interleave/preferred (it runs under them only with
-//    TCMALLOC_NUMA=1), and the cpuset still bounds every fallback.
-// `node` outside 0..kMaxNodes-1 yields nodes == 0.
+// The binding of a fresh range for `node`'s heap. kLocal: none. Else
+// MPOL_PREFERRED (kPreferred) or MPOL_BIND (kBind) over {node}, but under a
+// task MPOL_BIND over S (numactl --membind), where MPOL_PREFERRED would fall
+// back outside S, every binding is an MPOL_BIND inside S: kPreferred is S
+// with home node `node` (S alone without home-node support), and a node
+// outside S gets S. The table: docs/deployment.md, "Under numactl: task
+// memory policies". `node` outside 0..kMaxNodes-1 yields nodes == 0.
 Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
                       KernelCaps caps);
 
@@ -96,13 +86,11 @@ Binding DecideBinding(TaskPolicy task, BindPolicy policy, int node,
 //    the kernel has it, else MPOL_INTERLEAVE.
 Binding DecidePlacedBinding(int kernel_id, uint64_t usable, KernelCaps caps);
 
-// The binding of a fresh mapping of the allocator's own metadata, placed by
-// its first writer and meant to stay there: MPOL_BIND over `usable` (or the
-// membind set), which allocates on the faulting CPU's node first as the
-// default policy does, and which NUMA balancing leaves alone (its scanner
-// skips a range whose policy lacks MPOL_F_NUMA_BALANCING). Under interleave
-// or preferred task policies (TCMALLOC_NUMA=1) metadata follows the task
-// policy: no binding.
+// The binding of a fresh mapping of the allocator's own metadata, meant to
+// stay with its first writer: MPOL_BIND over `usable` (or the membind set),
+// which still allocates on the faulting CPU's node first and which the
+// balancing scanner skips (no MPOL_F_NUMA_BALANCING). Under interleave or
+// preferred task policies (TCMALLOC_NUMA=1): none, the task policy places it.
 Binding DecideMetadataBinding(TaskPolicy task, uint64_t usable);
 
 // True if the kernel knows MPOL_WEIGHTED_INTERLEAVE (a zero-length mbind,

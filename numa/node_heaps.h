@@ -1,15 +1,7 @@
-// One page heap per NUMA node: upstream's PageHeap, made once per node. The
-// heaps share one lock, one page map and its cache (an address maps to one
-// span whichever node owns it); each grows only from its node's region
-// (numa/region.h). This is the glue between those heaps and the layer's
-// decisions (numa/policy.h).
-//
-// Node 0's heap is Static::pageheap(); the others are made the first time
-// their node allocates, so a one-node process carries none. Each placed
-// region (numa/placed.h) has a heap of the same kind, made when first used,
-// with or without the layer. A PageHeap made any other way (upstream's
+// The glue between upstream's PageHeap, one per node and per placed region,
+// and the layer's decisions (numa/policy.h). Why and how: docs/design.md,
+// "Page heaps: one per node". A PageHeap made any other way (upstream's
 // page_heap_test makes its own) is not a node heap and keeps to itself.
-//
 // Compiled only inside the patched gperftools tree (node_heaps.cc and the
 // parts it includes).
 #ifndef NUMA_TCMALLOC_NUMA_NODE_HEAPS_H_
@@ -78,14 +70,10 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   static PageHeap* OwnerHeap(PageHeap* heap, const Span* span);
 
   // Before large block `span` goes back to its heap (do_free_pages, without
-  // the page heap lock): whether it should be released before it serves
-  // again. A block's pages lie where its writers ran (first touch), not
-  // always on its heap's node; one move_pages sample finds how many lie
-  // elsewhere (policy.h, TooManyPagesElsewhere), or, where the kernel refuses
-  // move_pages, the witness judges (numa/reuse_witness.h). Released, its
-  // next writer on this node faults its pages in there. Only blocks of
-  // kMinReuseCheckBytes or more, of FirstTouchNode nodes, are checked. The
-  // verdict waits for the block's DeleteLocked on this thread.
+  // the page heap lock): whether to release it before it serves again
+  // (TooManyPagesElsewhere, or the reuse witness where move_pages is
+  // refused). Only blocks of kMinReuseCheckBytes or more of FirstTouchNode
+  // nodes; the verdict waits for the block's DeleteLocked on this thread.
   static void JudgeLargeReturn(const Span* span);
   // True when `span`, coming back to its owner `heap` (under the page heap
   // lock), is to be released: a large block as JudgeLargeReturn found, a
@@ -122,9 +110,8 @@ class ATTRIBUTE_VISIBILITY_HIDDEN NodeHeaps {
   static void GetLargeSpanStats(PageHeap::LargeSpanStats* result);
 
   // Storage for the Span of pages from `start` (upstream's NewSpan and
-  // DeleteSpan). With several nodes' lists, a CPU node's spans come from
-  // memory its threads write first, so it lies on their node; other spans
-  // from upstream's allocator. Requires the page heap lock.
+  // DeleteSpan): with several nodes' lists, a CPU node's own store (first
+  // touch), else upstream's allocator. Requires the page heap lock.
   static void* NewSpanStorage(PageID start);
   static void DeleteSpanStorage(Span* span);
   static int NodeSpansInUse();  // upstream's allocator counts the rest

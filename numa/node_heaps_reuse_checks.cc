@@ -1,8 +1,7 @@
-// NodeHeaps' reuse checks (numa/node_heaps.h): whether memory coming back
-// to, or just taken from, a first-touch node's heap has pages on another node
-// and is released so that they fault in where its next writer runs. By a
-// sample of its pages (move_pages) or, where that is refused, the reuse
-// witness. A part of numa/node_heaps.cc, included inside its namespace.
+// NodeHeaps' reuse checks (numa/node_heaps.h): memory coming back to, or
+// just taken from, a first-touch node's heap is released if its pages lie
+// elsewhere (docs/design.md, "Fresh memory", "The kernel's NUMA balancing").
+// A part of numa/node_heaps.cc, included inside its namespace.
 namespace {
 
 // Each CPU node's check of its small-object spans while the kernel balances
@@ -55,11 +54,9 @@ uint64_t NodeHeaps::CommitsOf(int node) {
 }
 
 // Notes a large block of a first-touch node as the calling thread (on
-// `node`) takes it, for the witness (move_pages refused). A block seen whole
-// before and served without a commit (`commits` unchanged) is whole still,
-// but for pages the program itself gave back: one such block in
-// kKeptHandOutsPerLook is looked at, the rest cost no mincore (one on every
-// large malloc makes its p99 a hundred times vanilla's with many threads).
+// `node`) takes it, for the witness. Of blocks seen whole and served without
+// a commit, one in kKeptHandOutsPerLook is looked at (docs/design.md,
+// "Without move_pages": a mincore on every large malloc costs its p99).
 void NodeHeaps::NoteLargeHandOut(const Span* span, int node, uint64_t commits) {
   const uintptr_t start = static_cast<uintptr_t>(span->start) << kPageShift;
   const size_t bytes = static_cast<size_t>(span->length) << kPageShift;

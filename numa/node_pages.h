@@ -1,15 +1,10 @@
-// State that one CPU node's threads write on their slow paths (a node's
-// inbox of remote frees, its refill count, its event counters, its stores of
-// spans and node lists), whole 4 KiB pages per node (one, or two for the
-// inbox and its pool). Each page is first written by its node's own threads,
-// so first touch puts it on their node, with or without mbind; in one static
-// array, every other node's threads would pay a remote miss for each write.
-//
-// The pages come from SparseAlloc (no huge pages: a 2 MiB page would put all
-// nodes' pages on one node) once the layer has several CPU nodes (Place()).
-// Until then, and if the kernel refuses the mapping, a static line per node
-// serves. T must be usable as all-zero memory, unwritten: a constructor run
-// by the placing thread would put every page on its node.
+// State one CPU node's threads write on their slow paths, a 4 KiB page per
+// node (two for the inbox and its pool), so that first touch puts it on their
+// node (docs/design.md, "Each node's metadata on its node"; SparseAlloc, no
+// huge pages: numa/sparse_memory.h). Until Place(), or if the mapping is
+// refused, a static line per node serves. T must be usable as all-zero
+// memory, unwritten: a constructor run by the placing thread would put every
+// page on its node.
 #ifndef NUMA_TCMALLOC_NUMA_NODE_PAGES_H_
 #define NUMA_TCMALLOC_NUMA_NODE_PAGES_H_
 

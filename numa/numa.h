@@ -1,25 +1,13 @@
 // numa-tcmalloc's NUMA layer: its core interface (Init, nodes, the thread's
-// node, regions, knobs, counters), which the allocator's glue and the tests
-// call. Start here; docs/design.md has the glossary and the map of the hooks.
-//
-// It is not the only header the patches include: the hooks in upstream
-// files call this one for the layer's answers, and the glue header of their
-// concern (node_heaps.h, central_lists.h, thread_cache_nodes.h,
-// introspection.h, sized_delete.h, placed.h, placement_offered.h) for what
-// needs upstream's types; packed-cache-inl.h takes node_class.h alone.
+// node, regions, knobs, counters). Start here; docs/design.md has the
+// glossary (node, CPU node, region, kernel id) and the map of the hooks,
+// whose glue headers (node_heaps.h, central_lists.h, ...) hold what needs
+// upstream's types.
 //
 // Everything here runs inside malloc: no malloc, no stdio, no libnuma, no C++
-// runtime containers, no exceptions. Topology comes from raw syscalls
-// (get_mempolicy, getcpu) and malloc-free reads of /sys/devices/system/node.
-// All symbols are hidden so the library's exported ABI stays vanilla's.
-//
-// Nodes: the allocator indexes its per-node state (page heaps, small-object
-// lists, address regions) by *node*, a dense index over the nodes the
-// process may use: CPU nodes first (0 .. NumCpuNodes()-1), then memory-only
-// nodes. A process confined to kernel nodes {6,7} has nodes 0 and 1.
-// KernelId() names the kernel's node, for syscalls and for users. Memory the
-// program places itself has regions of its own beyond the nodes'
-// (numa/region.h): a *region* id names either kind.
+// runtime containers, no exceptions; topology comes from raw syscalls and
+// malloc-free file reads. All symbols are hidden so the library's exported
+// ABI stays vanilla's.
 //
 // Inside the gperftools tree this file lives at src/numa/numa.h
 // (see tcmalloc/new_files.txt).
@@ -64,10 +52,6 @@ NUMA_TCMALLOC_HIDDEN int KernelId(int node);
 // The node of the kernel's node `kernel_id`, or -1 if the process may not
 // use it. 0 for kernel node 0 when off.
 NUMA_TCMALLOC_HIDDEN int NodeOfKernelId(int kernel_id);
-
-// The calling thread's node: the node of the CPU it runs on (for a CPU-only
-// kernel node, the nearest node with memory). 0 when off.
-NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
 // The nodes `node` borrows `what` from when it cannot serve a request,
 // nearest first (LenderOrder in numa/policy.h); returns how many.
@@ -170,38 +154,31 @@ NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
 NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
 NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
 
-// Counters for introspection (MallocExtension properties, stats).
+// --- Counters for introspection (MallocExtension properties, stats). ---
+
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
 NUMA_TCMALLOC_HIDDEN uint64_t MbindFailures();
-
-// --- Counters for introspection (MallocExtension properties, stats). ---
 
 // A row per CPU node, each written by its node's threads
 // (numa/node_pages.h); a counter's value is the sum of the rows.
 // Event counters, bumped on slow paths only (relaxed atomics).
 enum class Counter : int {
-  kRemoteFreeObjects,   // objects a thread cache returned to another node
-  kThreadMigrations,    // thread caches that found their thread on a new node
-  kFlushedObjects,      // objects returned by the flush migration policy
-  kReroutedObjects,     // objects a central list handed on to their owner's
-  kIdleDrainedObjects,  // objects idle nodes' transfer caches gave back
-  kBorrowedObjects,     // objects a thread took from another node's list
-  kReleasedForReuse,    // large blocks released on their way back to their
-                        // heap, their pages lying on another node
-  kWitnessedReturns,    // large blocks judged by ReuseWitness on their way
-                        // back (move_pages refused)
-  kMovedSpansChecked,   // small-object spans whose page nodes were sampled,
-                        // coming back or going to a list
-                        // (CooperatesWithBalancing)
-  kMovedSpansReleased,  // of those, released: the kernel had moved pages away
-  kMovedSpansKept,      // of those, kept: moved away again after a release
-  kInboxFullObjects,    // remote frees the freeing thread linked in itself:
-                        // their owner's inbox was full
-  kRefillsMoved,        // refills whose thread the scheduler moved to another
-                        // node before it wrote a new span: the span went
-                        // back, and the thread's new node served it
-  kUnstrandings,        // releases and retirements of another node's heap
-                        // by a growing node (beyond the stranded bound)
+  // Each is read as the property kCounters (numa/introspection.cc) names
+  // for it; docs/stats.md says what each counts.
+  kRemoteFreeObjects,
+  kThreadMigrations,
+  kFlushedObjects,
+  kReroutedObjects,
+  kIdleDrainedObjects,
+  kBorrowedObjects,
+  kReleasedForReuse,
+  kWitnessedReturns,
+  kMovedSpansChecked,
+  kMovedSpansReleased,
+  kMovedSpansKept,
+  kInboxFullObjects,
+  kRefillsMoved,
+  kUnstrandings,
   kNumCounters,
 };
 NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);

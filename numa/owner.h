@@ -1,25 +1,6 @@
-// The owner of a heap address, from the address alone: which node's memory
-// holds it, and what kind of memory it is. Every part of the allocator that
-// needs an address's node asks OwnerOf; the copies kept for speed (the node
-// class in the page map's cache, a thread cache's bounds of its own region)
-// are written from it.
-//
-// The address space below 81 TiB is laid out in advance:
-//  - window n, [n TiB, (n + 1) TiB) for n < 64: node n's region, where its
-//    page heap grows (numa/region.h);
-//  - [64 TiB, 80 TiB): memory placed on a node the program names
-//    (tc_numa_malloc_onnode), 256 GiB for each kernel node id;
-//  - [80 TiB, 81 TiB): interleaved memory (tc_numa_malloc_interleaved).
-// ASan and TSan builds keep their shadow memory there, so they lay out the
-// same parts smaller, from a base their runtime leaves to the program: 4 GiB
-// windows and 2 GiB named parts, from 32 TiB (ASan) or 64 GiB (TSan).
-// The owner table records, per 256 GiB sector, the reserved part of the
-// region that lies there and whose it is; it only grows.
-//
-// An address outside every region's reserved part is kUnplaced: all but
-// placed heap memory while the layer is off, memory from a user SysAllocator
-// (node 0's heap holds it), and addresses that are not heap memory at all.
-// No heap memory predates the layer: numa::Init runs before the page heap.
+// OwnerOf and its table: which node's memory holds a heap address, and of
+// what kind, from the address alone. The layout and why: docs/design.md,
+// "The owner of an address".
 #ifndef NUMA_TCMALLOC_NUMA_OWNER_H_
 #define NUMA_TCMALLOC_NUMA_OWNER_H_
 
@@ -52,11 +33,9 @@ inline constexpr uintptr_t kLayoutBase = 0;
 inline constexpr int kWindowShift = 40;     // 1 TiB
 inline constexpr int kNamedPartShift = 38;  // 256 GiB
 #else
-// x86-64's ASan shadows everything below 16 TiB (and puts its heap at
-// 96 TiB); TSan leaves the program [0, 512 GiB) below its shadow, and PIE
-// executables and mmaps near the top, where ASLR moves them. The whole layout
-// (388 GiB) fits in either's free part at a fixed place; a node's heap is
-// limited to under 3 GiB there, which tests do not reach.
+// Sanitizer builds: the same parts, smaller, in the runtime's free part
+// (docs/design.md, "The owner of an address"); tests stay below the 3 GiB
+// this leaves a node's heap.
 #ifdef NUMA_TCMALLOC_TSAN
 inline constexpr uintptr_t kLayoutBase = uintptr_t{64} << 30;
 #else

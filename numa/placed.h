@@ -1,12 +1,5 @@
 // Memory the program places itself: the allocator's side of
-// gperftools/numa.h.
-//
-// Placed memory is its own kind (numa/owner.h): each named node, and
-// interleaved memory, has a region bound as asked, a page heap and
-// small-object lists, and never serves another kind. The page map caches no
-// size class for placed small objects, so free() meets them on its slow
-// path, where FreePlaced takes them back; thread caches never see them.
-//
+// gperftools/numa.h (docs/design.md, "Memory the program places").
 // Compiled only inside the patched gperftools tree.
 #ifndef NUMA_TCMALLOC_NUMA_PLACED_H_
 #define NUMA_TCMALLOC_NUMA_PLACED_H_

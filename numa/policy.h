@@ -41,11 +41,8 @@ uint64_t PagesToUnstrand(int node, int nodes, const uint64_t free_bytes[],
 
 // Whether a heap now of `now_bytes`, that held at most `peak_bytes` (now
 // included), passes a multiple of `interval` above that peak by growing
-// `grow_bytes`. Upstream unmaps every free page before a growth that passes
-// one ("at most once per 128 MiB of heap growth"), measured from the heap's
-// size; a node heap shrinks as its released pages go back to its region and
-// grows again, and measured from its size it would do so at every regrowth
-// across one. For a heap that only grows, the two are the same.
+// `grow_bytes`: upstream's unmap-all before growth, measured from the peak
+// as a node heap shrinks and regrows (docs/design.md, "Release").
 bool GrowthPassesMark(uint64_t peak_bytes, uint64_t now_bytes,
                       uint64_t grow_bytes, uint64_t interval);
 
@@ -87,38 +84,27 @@ struct ReuseWitness {
   bool released_before;  // at its previous return: it came back empty
 };
 // True when the block must be released (TooManyPagesElsewhere's
-// counterpart). Kept:
-//  - a block that gained no page;
-//  - a block whose other threads faulted too little to have placed more
-//    than 1 in 20 of its pages;
-//  - a block its taker wrote itself: it stayed on the node and took between
-//    one and two times the faults the gained pages needed. With huge pages a
-//    thread takes that many faults in passing, so this counts only for a
-//    block released at its previous return (it came back empty). It ends the
-//    release-refault cycle of a busy process, whose other threads keep
-//    faulting.
-// A block released at its previous return and taken from another node again
-// is kept too: the scheduler moves its takers, and a release would only fault
-// back in wherever the next one runs (no ping-pong).
+// counterpart; docs/design.md, "Without move_pages"). Kept: a block that
+// gained no page; one whose other threads faulted too little to place 1 in
+// 20 of its pages; one its taker wrote, staying on the node and faulting 1-2x
+// what it gained (under huge pages, which any thread faults in passing, only
+// after a release at its previous return: this ends a busy process's
+// release-refault cycle); one released then and taken from another node.
 bool WitnessSaysRelease(const ReuseWitness& w);
 
 // The x86-64 and arm64 (4 KiB pages) transparent huge page.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 // Whether a large block of `bytes` on a first-touch node starts on a huge
-// page boundary: when its length is a whole number of huge pages, so that
-// threads each first-writing an equal share fault whole huge pages of their
-// own (off the boundary, whichever touches a straddling page first takes it
-// all: parallel share 0.50 instead of 1.00 on 4 nodes). Aligning blocks of
-// other lengths would leave holes where vanilla packs them (upstream's
-// TCMallocTest.LargeAllocsRelease relies on that).
+// page boundary: when its length is whole huge pages (docs/design.md, "Fresh
+// memory"); other lengths stay packed as vanilla's, which upstream's
+// TCMallocTest.LargeAllocsRelease relies on.
 inline constexpr bool StartsOnHugePage(size_t bytes) {
   return bytes >= kHugePageBytes && bytes % kHugePageBytes == 0;
 }
 
-// Large blocks below this are not checked on their way back: the check (one
-// move_pages call, about 1.5 us) stays within a few percent of writing a
-// 2 MiB block (some 100 us), and smaller blocks are rarely shared out.
+// Large blocks below this are not checked on their way back: rarely shared
+// out, and the check would cost more than a few percent of writing them.
 inline constexpr size_t kMinReuseCheckBytes = kHugePageBytes;
 
 // Transfer-cache entries of CPU node `node`'s central list of a class, when

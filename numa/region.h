@@ -1,16 +1,7 @@
-// Regions: while the layer is active, each node's page heap grows only
-// inside its own window of the address space (numa/owner.h), so an
-// address's owner follows from the address. Placed memory (a named node,
-// interleaved) has regions of its own, with or without the layer.
-//
-// A region is reserved PROT_NONE in adjacent chunks (which the kernel merges
-// into one mapping), each bound once, when reserved; growth commits the next
-// part with mprotect, with no mbind call. So that the heap's size follows
-// what it uses, not the sum of every node's peak, released ranges can go
-// back to their region (RegionReturn) as holes its next growth fills first.
-//
-// Everything here runs inside malloc, under the page heap lock (growth) or
-// during Init: raw syscalls only, no locks of its own.
+// Node and placed regions: reserve, bind once, commit, holes. Why and how:
+// docs/design.md, "Where a node's memory lives: regions". Everything here
+// runs inside malloc, under the page heap lock (growth) or during Init: raw
+// syscalls only, no locks of its own.
 #ifndef NUMA_TCMALLOC_NUMA_REGION_H_
 #define NUMA_TCMALLOC_NUMA_REGION_H_
 
@@ -53,13 +44,10 @@ inline constexpr uintptr_t kNode0RegionStart =
 // A region starts this far into its window, so two nodes' memory is never
 // adjacent (the page heap must never see neighbours of different nodes).
 inline constexpr uintptr_t kRegionGuard = uintptr_t{1} << 30;  // 1 GiB
-// Upstream's page-map class cache (PackedCache, which free() reads first) is
-// direct-mapped by page number, repeating every 512 MiB of address space:
-// regions at the same offset into their windows would have nodes that grow
-// in step evict each other's entries on every free (larson). So node n's
-// region starts PageMapCacheStagger(n) further in: whole 8 MiB steps, less
-// than 512 MiB, so the page before the region stays in the same page-map
-// leaf.
+// Node n's region starts PageMapCacheStagger(n) further in, so that nodes
+// growing in step do not evict each other's PackedCache entries
+// (docs/design.md, as above): whole 8 MiB steps below kPageMapCachePeriod, so
+// the page before the region stays in the same page-map leaf.
 inline constexpr uintptr_t kPageMapCachePeriod = uintptr_t{512} << 20;
 inline constexpr int kStaggerBits = 6;
 uintptr_t PageMapCacheStagger(int node);

@@ -1,8 +1,6 @@
-// Remote frees that do not touch the object (docs/design.md, "Remote frees:
-// logged, not linked"): log blocks, inboxes and block pools; the thread-cache
-// side is numa/remote_free_handover.cc. Blocks are never freed. A block lives
-// on its owner's node and the owner only reads it, so a line of it that the
-// filling node still holds stays valid in that node's cache.
+// Log blocks, inboxes and block pools (docs/design.md, "Remote frees: logged,
+// not linked"); the thread-cache side is numa/remote_free_handover.cc. Blocks
+// are never freed.
 #ifndef NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
 #define NUMA_TCMALLOC_NUMA_REMOTE_FREE_LOG_H_
 

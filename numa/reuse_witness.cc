@@ -137,7 +137,6 @@ bool SeenWhole(uintptr_t start, size_t bytes) {
 bool ObserveHandOut(uintptr_t start, size_t bytes, int node, HandOut* out) {
   const uintptr_t page = static_cast<uintptr_t>(getpagesize());
   out->start = start;
-  out->bytes = bytes;
   out->present_pages = PresentPages(start, bytes);
   const uint64_t pages = (bytes + page - 1) / page;
   if (out->present_pages == pages) {

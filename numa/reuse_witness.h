@@ -1,11 +1,7 @@
-// What the heap notes about a large block when it hands it out on a
-// first-touch node, so that the reuse check can judge the block on its way
-// back without move_pages, which container seccomp profiles refuse
-// (ReuseWitness and WitnessSaysRelease in numa/policy.h).
-//
-// Notes live in a SparseAlloc'd table guarded by a leaf lock of their own:
-// callers hold no lock, and no system call is made under it, so the page
-// heap lock waits for none of the witness's calls. Raw syscalls only.
+// What the heap notes about a large block it hands out on a first-touch
+// node, so that the reuse check can judge it on its way back without
+// move_pages (docs/design.md, "Without move_pages"). The notes' leaf lock is
+// taken with no other lock held and guards no system call. Raw syscalls only.
 #ifndef NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
 #define NUMA_TCMALLOC_NUMA_REUSE_WITNESS_H_
 
@@ -22,7 +18,6 @@ namespace numa {
 // A block as it was handed out.
 struct HandOut {
   uintptr_t start;
-  size_t bytes;
   int tid;                  // the thread that took it
   int node;                 // that thread's node then
   uint64_t thread_faults;   // its page faults then (minor + major)

@@ -1,16 +1,11 @@
-// Objects of one size, chosen at run time, carved (BumpCarve) out of
-// SparseAlloc'd chunks, each starting a page unless asked otherwise, so that
-// each 4 KiB page lands on the node that writes it first: the run-time-sized
-// sibling of upstream's PageHeapAllocator<T>.
-//
-// A thread cache's node lists need it: their size depends on the node count,
-// known only after numa::Init, and each node's lists start a page, so that
-// the lists of nodes a thread never uses stay untouched memory. Each CPU
-// node's Spans come from one too (NodeHeaps::NewSpanStorage), so that no
-// page holds two nodes' spans. Like PageHeapAllocator it needs external
-// locking (the caller holds pageheap_lock) and never returns memory.
-//
-// Only the allocator compiles this file (it uses upstream's Log).
+// Objects of one size chosen at run time, each starting a page unless asked
+// otherwise, carved (BumpCarve) from SparseAlloc'd chunks so that each page
+// lands on the node that writes it first (numa/sparse_memory.h): the
+// run-time-sized sibling of upstream's PageHeapAllocator<T>, for thread
+// caches' node lists (sized by the node count numa::Init finds) and each CPU
+// node's Spans (NodeHeaps::NewSpanStorage). Needs external locking
+// (pageheap_lock); never returns memory. Only the allocator compiles this
+// file (it uses upstream's Log).
 #ifndef NUMA_TCMALLOC_NUMA_SIZED_METADATA_ALLOCATOR_H_
 #define NUMA_TCMALLOC_NUMA_SIZED_METADATA_ALLOCATOR_H_
 

@@ -15,7 +15,8 @@
 namespace tcmalloc {
 namespace numa {
 
-// The calling thread's node (numa/numa.h).
+// The calling thread's node: the node of the CPU it runs on (for a CPU-only
+// kernel node, the nearest node with memory). 0 when off.
 NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
 namespace internal {

@@ -11,8 +11,7 @@
 // unused rest of a step is untouched. Fresh memory is zero. Never freed.
 //
 // Raw syscalls only: called inside malloc, with the page heap lock or no
-// lock, so it takes a leaf lock of its own. Under an address-space limit it
-// takes from the allocator's metadata arena instead (SetSparseArena).
+// lock, so it takes a leaf lock of its own.
 #ifndef NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 #define NUMA_TCMALLOC_NUMA_SPARSE_MEMORY_H_
 
@@ -69,13 +68,11 @@ T* SparseTable(T** table, size_t entries) {
 void SetSparseMappingHook(void (*hook)(void* start, size_t len));
 
 // Under an address-space limit, `arena` (the allocator's metadata arena)
-// serves SparseAlloc instead of mappings of its own, so that metadata takes
-// no more address space than vanilla's: the arena's chunk has room, and a
-// fresh step would take it from the program's blocks. Its pages are then
-// neither kept from huge pages nor passed to the mapping hook. nullptr, the
-// default: mappings. What `arena` returns is zeroed if it is not (a program's
-// SysAllocator may recycle memory); it is called with no lock of the layer's
-// but the page heap lock.
+// serves SparseAlloc instead of mappings of its own (docs/design.md, "Where
+// a node's memory lives: regions"); its pages are then neither kept from huge
+// pages nor passed to the mapping hook. nullptr, the default: mappings. What
+// `arena` returns is zeroed (a program's SysAllocator may recycle memory); it
+// is called with no lock of the layer's but the page heap lock.
 void SetSparseArena(void* (*arena)(size_t bytes));
 
 // The leaf lock SparseAlloc takes, held across fork() (innermost of the

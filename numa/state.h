@@ -29,23 +29,17 @@ struct State {
   uint64_t stranded_after_ns;
   uint64_t interleave_above;
   int num_nodes;
-  int cpu_nodes;  // with small-object lists (NumCpuNodes)
-  // Nodes whose fresh memory `local` leaves to first touch: CPU nodes that
-  // serve only their own CPUs (all CPU nodes when mbind is refused).
-  uint64_t first_touch_nodes;
-  // Proxies left to first touch because mbind is refused (NodeHoldsItsMemory).
-  uint64_t unbound_proxies;
+  int cpu_nodes;               // with small-object lists (NumCpuNodes)
+  uint64_t first_touch_nodes;  // FirstTouchNode
+  uint64_t unbound_proxies;    // proxies mbind refused (NodeHoldsItsMemory)
   Refusals refused;
   bool witness;  // ReuseByWitness
   // kernel.numa_balancing moves pages (read at Init, for real topologies).
   bool kernel_balances;
   Cooperation balancing;
-  // The allocator's metadata mappings are bound where they are first written
-  // (MetadataStaysPut), and those binds.
-  bool metadata_stays_put;
-  BindCounters metadata_counters;
-  // MemsSource, CpusSource ("" for none). Plain arrays, not Lines: State
-  // must need no constructor.
+  bool metadata_stays_put;         // MetadataStaysPut
+  BindCounters metadata_counters;  // MetadataBinds
+  // MemsSource, CpusSource; arrays, not Lines: State needs no constructor.
   char mems_source[256];
   char cpus_source[256];
   BindCounters counters;

@@ -1,17 +1,8 @@
-// Which CPU nodes' free pages are stranded: their heaps have served nothing
-// for a while, so their threads have moved elsewhere, and a growing node may
-// have the kernel move that memory to it (release here, fault in there).
-//
-// "A while" is learned per node. It starts at TCMALLOC_NUMA_STRANDED_IDLE_MS.
-// When a node whose pages were released grows or recommits again within its
-// longest idle time, its threads came back and the release only cost faults:
-// the idle time doubles as often as it takes to outlast their absence (up to
-// kMaxIdleDoublings doublings). When they stay away longer, it halves. So a
-// load that moves for good hands its memory over soon, while threads that
-// move back and forth keep both nodes' pages after a round trip or two.
-//
-// Everything but NoteServe runs under the page-heap lock; the clock is the
-// caller's (a vDSO read, no system call).
+// Which CPU nodes' free pages are stranded: their heaps served nothing for
+// their learned idle time, so a growing node may have the kernel move that
+// memory to it (release here, fault in there). Why and how: docs/design.md,
+// "Release". Everything but NoteServe runs under the page-heap lock; the
+// clock is the caller's (a vDSO read, no system call).
 #ifndef NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_
 #define NUMA_TCMALLOC_NUMA_STRANDED_NODES_H_
 
@@ -40,11 +31,12 @@ uint64_t StrandedNodes(int cpu_nodes, uint64_t base_idle_ns, uint64_t now_ns,
                        int grower = -1, uint64_t grown_bytes = 0,
                        uint64_t base_grown_bytes = 0);
 
-// `node`'s free pages are being released, or asked to be, at `now_ns`.
+// `node`'s free pages are being released at `now_ns`.
 void NoteUnstranded(int node, uint64_t now_ns);
 
-// `node` grows or recommits released pages at `now_ns` (adapts its idle
-// time, as above).
+// `node` grows or recommits released pages at `now_ns`: back within the
+// longest idle time of a release, its idle time doubles until it outlasts
+// that absence; back later, it halves.
 void NoteRegrowth(int node, uint64_t base_idle_ns, uint64_t now_ns);
 
 // `node`'s current idle time.

@@ -1,9 +1,7 @@
 // Thread caches that know nodes (docs/design.md, "Small objects",
-// "Migration"). With node classes a cache keeps a set of free lists per CPU
-// node, of which only its thread's node's is set up; another node's stay
-// zero (max_length 0), so a free to them takes Deallocate's slow path, which
-// logs it under TCMALLOC_NUMA_REMOTE_FREE=owner (numa/remote_free_log.h),
-// else sets them up. Without node classes the cache uses vanilla's list_.
+// "Migration"). A free to another node's zero lists takes Deallocate's slow
+// path, which logs it (TCMALLOC_NUMA_REMOTE_FREE=owner) or sets them up.
+// Without node classes the cache uses vanilla's list_.
 #ifndef NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
 #define NUMA_TCMALLOC_NUMA_THREAD_CACHE_NODES_H_
 

@@ -1,15 +1,8 @@
 // The machine's NUMA topology as plain data, built once at Init from sysfs
-// (or made up for TCMALLOC_NUMA_FAKE_NODES), plus the derived tables the hot
-// paths read: which memory node serves each CPU, and per-node fallback order.
-//
-// Also what the process may use, read from files: its cpuset's memory nodes
-// (/proc/self/status) and its cgroup v2 cpuset (cpuset.cpus.effective,
-// cpuset.mems.effective). Files, because a container's default seccomp
-// profile refuses get_mempolicy (docs/tuning.md, "Containers"), and because
-// only a cpuset bounds where every thread may ever run (another thread may
-// widen its own affinity).
-//
-// Malloc-free (ByteStream, Line): Init runs inside malloc. Every path is
+// (or made up for TCMALLOC_NUMA_FAKE_NODES), and what the process may use,
+// read from /proc/self/status and its cgroup v2 cpuset (docs/design.md, "The
+// node model"): a cpuset, not affinity, because another thread may widen its
+// own. Malloc-free (ByteStream, Line): Init runs inside malloc. Every path is
 // taken under `root`, "" on a real system; the unit tests pass a fake tree.
 #ifndef NUMA_TCMALLOC_NUMA_TOPOLOGY_H_
 #define NUMA_TCMALLOC_NUMA_TOPOLOGY_H_
