@@ -94,8 +94,9 @@ void NodeHeaps::BeforeGrowth(PageHeap* heap, Length pages, bool growth) {
     // A CPU node whose threads served from its heap lately keeps its free
     // pages: they are about to be reused.
     if (i < cpu_nodes && (stranded >> i & 1) == 0) continue;
-    if (const PageHeap* h = ExistingHeap(i))
+    if (const PageHeap* h = ExistingHeap(i)) {
       free_bytes[i] = h->stats_.free_bytes;
+    }
   }
   const uint64_t unstrand =
       PagesToUnstrand(node, nodes, free_bytes, bound, kPageShift, pages);
