@@ -21,9 +21,9 @@ note() {
 # (bad values of known options stay one-line errors with exit 1, via die).
 
 # show_usage: the script's header comment, from its second line to the line before
-# "set -euo pipefail", on stdout. Headers hold a "Usage:" line.
+# its "set -" line, on stdout. Headers hold a "Usage:" line.
 show_usage() {
-  sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' -e 's/^#$//'
+  sed -n '2,/^set -/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' -e 's/^#$//'
 }
 
 # bad_usage MESSAGE: one line on stderr and exit 2.
