@@ -9,6 +9,7 @@
 
 #include "central_freelist.h"
 #include "internal_logging.h"
+#include "numa/small_objects.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -5,11 +5,14 @@
 #include <string.h>
 
 #include "numa/balancing.h"
+#include "numa/counters.h"
 #include "numa/mempolicy.h"
+#include "numa/node_class.h"
 #include "numa/page_sample.h"
 #include "numa/parse.h"
 #include "numa/region.h"
 #include "numa/reuse_witness.h"
+#include "numa/small_objects.h"
 #include "numa/sparse_memory.h"
 #include "numa/state.h"
 #include "numa/topology.h"

@@ -7,6 +7,7 @@
 
 #include "central_freelist.h"
 #include "internal_logging.h"
+#include "numa/counters.h"
 #include "numa/mempolicy.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
@@ -14,6 +15,7 @@
 #include "numa/region.h"
 #include "numa/remote_free_log.h"
 #include "numa/reuse_witness.h"
+#include "numa/small_objects.h"
 #include "page_heap.h"
 #include "static_vars.h"
 

@@ -8,6 +8,7 @@
 // Inside the gperftools tree this file lives at src/numa/layer.cc.
 #include "numa/balancing.cc"
 #include "numa/config.cc"
+#include "numa/counters.cc"
 #include "numa/idle_nodes.cc"
 #include "numa/init.cc"
 #include "numa/mempolicy.cc"
@@ -19,7 +20,7 @@
 #include "numa/region.cc"
 #include "numa/remote_free_log.cc"
 #include "numa/reuse_witness.cc"
+#include "numa/small_objects.cc"
 #include "numa/sparse_memory.cc"
 #include "numa/stranded_nodes.cc"
-#include "numa/syscall.cc"
 #include "numa/topology.cc"

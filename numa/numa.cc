@@ -4,7 +4,7 @@
 
 #include "numa/current_cpu.h"
 #include "numa/mempolicy.h"
-#include "numa/node_pages.h"
+#include "numa/placed_start.h"
 #include "numa/region.h"
 #include "numa/state.h"
 
@@ -12,15 +12,8 @@ namespace tcmalloc {
 namespace numa {
 
 State g_state;
-internal::SmallObjects internal::g_small_objects = {1, false, false, false, 1};
 
 namespace {
-
-// A CPU node's row of the event counters (Counter).
-struct CounterRow {
-  uint64_t by_kind[static_cast<int>(Counter::kNumCounters)];
-};
-NodePages<CounterRow> g_counters;
 
 // ApplyBinding may clear home_node from another thread's bind.
 KernelCaps LoadCaps() {
@@ -146,51 +139,8 @@ const char* CpusSource() {
   return g_state.cpus_source[0] != '\0' ? g_state.cpus_source : nullptr;
 }
 
-void UpdateSmallObjects() {
-  internal::SmallObjects& s = internal::g_small_objects;
-  s.strays = s.nodes_with_central_lists > 1 && !s.node_classes;
-  __atomic_store_n(&s.sized_free_by_owner, s.node_classes || PlacementStarted(),
-                   __ATOMIC_RELAXED);
-}
-
-void SetNodesWithCentralLists(int n) {
-  internal::g_small_objects.nodes_with_central_lists = n;
-  __atomic_store_n(&internal::g_small_objects.lists_made, n == 1 ? 1 : 0,
-                   __ATOMIC_RELEASE);
-  UpdateSmallObjects();
-}
-
-void MarkNodeListsMade(int node) {
-  __atomic_fetch_or(&internal::g_small_objects.lists_made, uint64_t{1} << node,
-                    __ATOMIC_RELEASE);
-}
-
-void SetNodeClasses(bool on) {
-  internal::g_small_objects.node_classes = on;
-  UpdateSmallObjects();
-}
-
 uint64_t MbindCalls() { return LoadCounter(&g_state.counters.calls); }
 uint64_t MbindFailures() { return LoadCounter(&g_state.counters.failures); }
-void AddToCounter(Counter c, uint64_t n) {
-  __atomic_fetch_add(
-      &g_counters[ThisThreadsListNode()].by_kind[static_cast<int>(c)], n,
-      __ATOMIC_RELAXED);
-}
-
-uint64_t CounterValue(Counter c) {
-  uint64_t sum = 0;
-  g_counters.ForEach([&](CounterRow& row) {
-    sum += __atomic_load_n(&row.by_kind[static_cast<int>(c)], __ATOMIC_RELAXED);
-  });
-  return sum;
-}
-
-void PlaceCountersOnNodePages() { g_counters.Place(); }
-
-void ClearCounters() { g_counters.Clear(); }
-
-const void* CountersOf(int node) { return &g_counters[node]; }
 
 }  // namespace numa
 }  // namespace tcmalloc

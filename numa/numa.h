@@ -20,7 +20,6 @@
 #include "numa/config.h"
 #include "numa/nodes.h"
 #include "numa/policy.h"
-#include "numa/small_objects.h"
 
 namespace tcmalloc {
 namespace numa {
@@ -40,6 +39,10 @@ NUMA_TCMALLOC_HIDDEN bool Active();
 
 // Number of nodes: 1 when off, else the number of usable nodes.
 NUMA_TCMALLOC_HIDDEN int NumNodes();
+
+// The calling thread's node: the node of the CPU it runs on (for a CPU-only
+// kernel node, the nearest node with memory). 0 when off.
+NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
 // The CPU nodes, which have small-object lists of their own: 1 when off, or
 // when there are more than kMaxCpuNodes of them (then small objects share
@@ -154,42 +157,10 @@ NUMA_TCMALLOC_HIDDEN Migration MigrationPolicy();
 NUMA_TCMALLOC_HIDDEN bool FakeTopology();  // TCMALLOC_NUMA_FAKE_NODES in force
 NUMA_TCMALLOC_HIDDEN bool StatsAtExit();   // TCMALLOC_NUMA_STATS=1
 
-// --- Counters for introspection (MallocExtension properties, stats). ---
-
+// The binds the layer made and the ones the kernel refused; the event
+// counters are in numa/counters.h.
 NUMA_TCMALLOC_HIDDEN uint64_t MbindCalls();
 NUMA_TCMALLOC_HIDDEN uint64_t MbindFailures();
-
-// A row per CPU node, each written by its node's threads
-// (numa/node_pages.h); a counter's value is the sum of the rows.
-// Event counters, bumped on slow paths only (relaxed atomics).
-enum class Counter : int {
-  // Each is read as the property kCounters (numa/introspection.cc) names
-  // for it; docs/stats.md says what each counts.
-  kRemoteFreeObjects,
-  kThreadMigrations,
-  kFlushedObjects,
-  kReroutedObjects,
-  kIdleDrainedObjects,
-  kBorrowedObjects,
-  kReleasedForReuse,
-  kWitnessedReturns,
-  kMovedSpansChecked,
-  kMovedSpansReleased,
-  kMovedSpansKept,
-  kInboxFullObjects,
-  kRefillsMoved,
-  kUnstrandings,
-  kNumCounters,
-};
-NUMA_TCMALLOC_HIDDEN void AddToCounter(Counter c, uint64_t n);
-NUMA_TCMALLOC_HIDDEN uint64_t CounterValue(Counter c);
-// Puts each CPU node's counters on a page of its own (numa/node_pages.h):
-// AddToCounter writes the row of the calling thread's node.
-NUMA_TCMALLOC_HIDDEN void PlaceCountersOnNodePages();
-// Node `node`'s row of counters (tests ask where it lies).
-NUMA_TCMALLOC_HIDDEN const void* CountersOf(int node);
-// Zeroes every row (Init, before any thread counts).
-NUMA_TCMALLOC_HIDDEN void ClearCounters();
 
 }  // namespace numa
 }  // namespace tcmalloc

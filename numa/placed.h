@@ -9,6 +9,8 @@
 
 #include "common.h"
 #include "numa/numa.h"
+#include "numa/owner.h"
+#include "numa/placed_start.h"
 
 namespace tcmalloc {
 namespace numa {

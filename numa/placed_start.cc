@@ -7,6 +7,7 @@
 #include "numa/numa.h"
 #include "numa/parse.h"
 #include "numa/region.h"
+#include "numa/small_objects.h"
 #include "numa/state.h"
 
 namespace tcmalloc {

@@ -12,6 +12,7 @@
 #include "common.h"
 #include "gperftools/tcmalloc.h"
 #include "numa/numa.h"
+#include "numa/small_objects.h"
 #include "numa/thread_cache_nodes.h"
 #include "static_vars.h"
 #include "thread_cache.h"

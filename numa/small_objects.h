@@ -9,15 +9,12 @@
 
 #include "numa/node_class.h"
 #include "numa/nodes.h"
+#include "numa/numa.h"
 #include "numa/owner.h"
 #include "numa/placed_start.h"
 
 namespace tcmalloc {
 namespace numa {
-
-// The calling thread's node: the node of the CPU it runs on (for a CPU-only
-// kernel node, the nearest node with memory). 0 when off.
-NUMA_TCMALLOC_HIDDEN int CurrentNode();
 
 namespace internal {
 struct SmallObjects {
@@ -33,6 +30,9 @@ NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 // The CPU nodes whose central lists the allocator has built: 1 until it
 // builds them per node. Introspection reads this, not NumCpuNodes(), so that
 // it indexes only lists that exist.
+// Recomputes the derived flags (strays, sized free by owner) after one of
+// their inputs changed.
+NUMA_TCMALLOC_HIDDEN void UpdateSmallObjects();
 NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
 inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;

@@ -8,6 +8,9 @@
 #ifndef NUMA_TCMALLOC_NUMA_SYSCALL_H_
 #define NUMA_TCMALLOC_NUMA_SYSCALL_H_
 
+#include <errno.h>
+#include <unistd.h>
+
 #pragma GCC visibility push(hidden)
 
 namespace tcmalloc {
@@ -15,8 +18,14 @@ namespace numa {
 
 // syscall(nr, a..f) that returns the result, or -errno on failure, and leaves
 // errno as it was.
-long RawSyscall(long nr, long a = 0, long b = 0, long c = 0, long d = 0,
-                long e = 0, long f = 0);
+inline long RawSyscall(long nr, long a = 0, long b = 0, long c = 0, long d = 0,
+                       long e = 0, long f = 0) {
+  const int saved = errno;
+  long r = syscall(nr, a, b, c, d, e, f);
+  if (r == -1) r = -errno;
+  errno = saved;
+  return r;
+}
 
 }  // namespace numa
 }  // namespace tcmalloc

@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "numa/central_lists.h"
+#include "numa/counters.h"
 #include "numa/idle_nodes.h"
 #include "numa/introspection.h"
 #include "numa/node_heaps.h"

@@ -12,6 +12,7 @@
 #include "internal_logging.h"
 #include "numa/numa.h"
 #include "numa/remote_free_log.h"
+#include "numa/small_objects.h"
 #include "static_vars.h"
 #include "thread_cache.h"
 

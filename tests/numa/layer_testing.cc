@@ -1,7 +1,9 @@
 #include "tests/numa/layer_testing.h"
 
 #include "numa/mempolicy.h"
+#include "numa/placed_start.h"
 #include "numa/region.h"
+#include "numa/small_objects.h"
 #include "numa/state.h"
 
 namespace tcmalloc {

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "numa/counters.h"
 #include "numa/mempolicy.h"
+#include "numa/small_objects.h"
 #include "numa/topology.h"
 #include "tests/numa/fake_sysfs.h"
 #include "tests/numa/layer_testing.h"

@@ -5,10 +5,12 @@
 #include "central_freelist.h"
 #include "common.h"
 #include "numa/central_lists.h"
+#include "numa/counters.h"
 #include "numa/idle_nodes.h"
 #include "numa/node_heaps.h"
 #include "numa/numa.h"
 #include "numa/remote_free_log.h"
+#include "numa/small_objects.h"
 #include "page_heap.h"
 #include "static_vars.h"
 

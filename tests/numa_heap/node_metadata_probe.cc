@@ -6,10 +6,10 @@
 // class cache entries their frees read are, and where the node's own state
 // is (its page heap, its inbox of remote frees, refill count, event
 // counters and growth asks: each thread starts on another node and moves,
-// which its node counts). Run it with the main thread on the first CPU node (taskset): it
-// writes the cache's first page, which holds that node's first entries, at
-// start. Linked statically with the patched allocator, whose internals it
-// reads; TCMALLOC_NUMA=0 makes it vanilla's layout (the control).
+// which its node counts). Run it with the main thread on the first CPU node
+// (taskset): it writes the cache's first page, which holds that node's first
+// entries, at start. Linked statically with the patched allocator, whose
+// internals it reads; TCMALLOC_NUMA=0 makes it vanilla's layout (the control).
 //
 //   node_metadata_probe
 // prints "node N: spans A of B pages on node N, lists C of D, cache E of F",
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "numa/numa.h"
+#include "numa/small_objects.h"
 #include "tests/numa_heap/cpu_nodes.h"
 #include "tests/numa_heap/node_metadata.h"
 #include "tests/numa_heap/page_nodes.h"
