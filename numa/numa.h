@@ -1,5 +1,5 @@
 // numa-tcmalloc's NUMA layer: its core interface (Init, nodes, the thread's
-// node, regions, knobs, counters). Start here; docs/design.md has the
+// node, regions, knobs). Start here; docs/design.md has the
 // glossary (node, CPU node, region, kernel id) and the map of the hooks,
 // whose glue headers (node_heaps.h, central_lists.h, ...) hold what needs
 // upstream's types.
