@@ -1,5 +1,7 @@
 // The start of placement: which kernel nodes memory the program places
 // itself (numa/placed.h) may use, decided once, at the first placement call.
+#include "numa/placed_start.h"
+
 #include <errno.h>
 
 #include "numa/leaf_lock.h"
@@ -7,7 +9,6 @@
 #include "numa/numa.h"
 #include "numa/parse.h"
 #include "numa/region.h"
-#include "numa/small_objects.h"
 #include "numa/state.h"
 
 namespace tcmalloc {

@@ -1,6 +1,8 @@
 // What the allocator built for small objects (numa/small_objects.h).
 #include "numa/small_objects.h"
 
+#include "numa/state.h"
+
 namespace tcmalloc {
 namespace numa {
 

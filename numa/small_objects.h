@@ -30,9 +30,6 @@ NUMA_TCMALLOC_HIDDEN extern SmallObjects g_small_objects;
 // The CPU nodes whose central lists the allocator has built: 1 until it
 // builds them per node. Introspection reads this, not NumCpuNodes(), so that
 // it indexes only lists that exist.
-// Recomputes the derived flags (strays, sized free by owner) after one of
-// their inputs changed.
-NUMA_TCMALLOC_HIDDEN void UpdateSmallObjects();
 NUMA_TCMALLOC_HIDDEN void SetNodesWithCentralLists(int n);
 inline int NodesWithCentralLists() {
   return internal::g_small_objects.nodes_with_central_lists;

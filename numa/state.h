@@ -105,6 +105,10 @@ void ResetState();
 // everything on node 0.
 uint64_t DiscoverPlacementNodes();
 
+// Recomputes internal::g_small_objects' derived flags (strays, sized free by
+// owner) after one of their inputs changed; placement starting is one.
+void UpdateSmallObjects();
+
 }  // namespace numa
 }  // namespace tcmalloc
 
