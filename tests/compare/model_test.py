@@ -25,6 +25,19 @@ def vcpu(i, node, user, kernel, misses, kmisses, faults=0):
 
 
 class ModelTest(unittest.TestCase):
+    def test_host_fit_prices_what_it_measured(self):
+        # tools/calibrate-host's fit: priced with the fitted cpi and fault_ns,
+        # one fault (2000 kernel instructions, 64 zeroed lines, the fault) costs
+        # the measured 3000 ns, and the reference program its measured CPU time.
+        cpi, fault_ns = model.fit_host(2.0, 100.0, 10.0, 3000.0, 2000, 360000.0,
+                                       {"insns": 10 ** 6, "misses": 1000, "store_misses": 0, "faults": 5})
+        p = dict(LINE3, cpi=cpi, fault_ns=fault_ns, store_mlp=10.0, latency_ns=[100], hops=[[0]])
+        fault = vcpu(0, 0, 0, 2000, [64], [0], faults=1)
+        fault["ksmisses"] = [64]
+        self.assertAlmostEqual(model.model(p, [fault])["cpu_seconds"], 3000e-9)
+        self.assertAlmostEqual(model.model(p, [vcpu(0, 0, 10 ** 6, 0, [1000], [0], faults=5)])["cpu_seconds"],
+                               360000e-9)
+
     def test_three_distances_and_faults(self):
         # vCPU 0 on node 0: 2000 instructions at 1 cycle / 2 GHz = 1000 ns;
         # misses 10 local (1000 ns), 5 one hop (1000), 2 two hops (600); one fault 1000.

@@ -131,6 +131,21 @@ def model(p, vcpus):
                       for v, c in zip(vcpus, per)]}
 
 
+def fit_host(ghz, lat, store_mlp, fault_total_ns, fault_kernel_insns, ref_cpu_ns, ref):
+    """tools/calibrate-host's (cpi, fault_ns): a fault's kernel instructions
+    (priced at cpi) and 64 zeroed lines plus fault_ns make the measured
+    fault_total_ns; the reference program's counts (ref: insns, misses,
+    store_misses, faults) priced so make its measured CPU time. Its few faults
+    couple the two weakly, so a few rounds settle both."""
+    cpi = 1.0
+    for _ in range(20):
+        fault_ns = max(0.0, fault_total_ns - fault_kernel_insns * cpi / ghz - 64 * lat / store_mlp)
+        stall = ((ref["misses"] - ref["store_misses"]) * lat + ref["store_misses"] * lat / store_mlp
+                 + ref["faults"] * fault_ns)
+        cpi = max(0.1, (ref_cpu_ns - stall) * ghz / ref["insns"])
+    return cpi, fault_ns
+
+
 def parameters(p):
     """The parameters, in print order (for the table's legend and the JSON)."""
     return {k: p[k] for k in ("name", *PARAMS, "description", "sources") if k in p}
