@@ -23,9 +23,28 @@ run_one() {
 
 is_assignment() { [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; }
 
+# lab_clock_settings BASE: in the lab, the allocator's delays counted in
+# milliseconds, stretched LAB_CLOCK_STRETCH times. The emulator runs a program
+# 70 (amd_study) to 1,000 (memory-streaming code) times slower than this
+# machine, so a delay at its default acts after that much less work than
+# natively: counted in a 1-node guest, mimalloc gave back and faulted in 3-5
+# times the pages it does here (amd_study, mstress), and that varied with the
+# machine's load. The values are each allocator's defaults (mimalloc 2.0,
+# jemalloc 5.3, numa: docs/configuration.md) times the stretch.
+LAB_CLOCK_STRETCH=100
+lab_clock_settings() {
+  local s=$LAB_CLOCK_STRETCH
+  case $1 in
+    numa) echo "TCMALLOC_NUMA_STRANDED_IDLE_MS=$((100 * s))" ;;
+    mimalloc) echo "MIMALLOC_DECOMMIT_DELAY=$((25 * s)) MIMALLOC_SEGMENT_DECOMMIT_DELAY=$((500 * s)) MIMALLOC_DECOMMIT_EXTEND_DELAY=$s" ;;
+    jemalloc) echo "MALLOC_CONF=dirty_decay_ms:$((10000 * s))" ;;
+  esac
+}
+
 # parse_allocators: the --allocators specs (BASE[:NAME=VALUE]...) into the
 # ALLOC_* arrays. ALLOC_ENV holds each one's settings, tab-separated, in
-# increasing precedence: the tool's, --env, --numa-env (numa only), the spec's.
+# increasing precedence: the tool's (in the lab, lab_clock_settings), --env,
+# --numa-env (numa only), the spec's.
 parse_allocators() {
   local specs spec base settings kv label env known
   IFS=, read -r -a specs <<<"${allocators_arg:-vanilla,numa}"
@@ -38,6 +57,7 @@ parse_allocators() {
     [ "$known" = 1 ] || die "unknown allocator '$spec' (known: ${ALL_ALLOCATORS[*]}, each optionally followed by :NAME=VALUE settings)"
     for label in "${ALLOC_LABEL[@]}"; do [ "$label" != "$spec" ] || die "allocator '$spec' is listed twice"; done
     env=()
+    [ -z "$lab_nodes" ] || read -r -a env <<<"$(lab_clock_settings "$base")"
     [ "$base" != numa ] || env+=(TCMALLOC_NUMA_STATS=1)
     env+=("${cmd_envs[@]}")
     [ "$base" != numa ] || env+=("${numa_envs[@]}")
@@ -286,6 +306,10 @@ run_in_lab() {
   [[ $cmd_path == /* ]] || cmd_path=$PWD/$cmd_path
   [ ! -f "$cmd_path" ] || ship_args+=(--ship "$cmd_path")
   note "$total_runs runs in a $lab_nodes-node guest of the NUMA lab (tools/numa-vm$([ "$accesses" = 0 ] || echo ", counting memory accesses"))"
+  for a in "${ALLOC_BASE[@]}"; do
+    [ -z "$(lab_clock_settings "$a")" ] ||
+      { note "the allocators' delays in milliseconds are ${LAB_CLOCK_STRETCH}x their defaults in the guest, which runs that much slower (docs/compare.md)"; break; }
+  done
   vm_out=$out/guest.out
   "$REPO_ROOT/tools/numa-vm" -q --live-stderr --nodes "$lab_nodes" ${cpus_per_node:+--cpus-per-node "$cpus_per_node"} \
     --mem-per-node 512M "${vm_args[@]}" \
