@@ -94,6 +94,18 @@ def work_done(bench, run):
     return value(m.group(1)) if m and float(m.group(1)) > 0 else None
 
 
+def user_mode_seconds(record, run):
+    """model.cpu_seconds of a run's user-mode counts and faults (how a TIMED
+    benchmark is priced: over a fixed time the kernel's counts are mostly its
+    periodic work), or None."""
+    vcpus = (run.get("accesses") or {}).get("vcpus")
+    if not vcpus or not record.get("model"):
+        return None
+    user = [dict(v, insns_kernel=0, kmisses=[0] * len(v["misses"]), ksmisses=[0] * len(v["misses"]))
+            for v in vcpus]
+    return model.model(record["model"], user)["cpu_seconds"]
+
+
 def modelled_ms(bench, record, name):
     """{allocator: stats} of model.seconds or model.cpu_seconds in ms, scaled to the
     baseline's median work for a TIMED benchmark; and that baseline, or None."""
@@ -107,14 +119,11 @@ def modelled_ms(bench, record, name):
         return {}, None
 
     def scaled(run):
-        w = work_done(bench, run)
-        vcpus = (run.get("accesses") or {}).get("vcpus")
-        if not w or not vcpus or not record.get("model"):
+        w, cpu = work_done(bench, run), user_mode_seconds(record, run)
+        if not w or cpu is None:
             return None
-        user = [dict(v, insns_kernel=0, kmisses=[0] * len(v["misses"]), ksmisses=[0] * len(v["misses"]))
-                for v in vcpus]
-        cpu = model.model(record["model"], user)["cpu_seconds"]
-        return cpu * 1000 * work["median"] / w / (len(vcpus) if name == "model.seconds" else 1)
+        vcpus = len(run["accesses"]["vcpus"])
+        return cpu * 1000 * work["median"] / w / (vcpus if name == "model.seconds" else 1)
     return by_allocator(record, None, scaled), base
 
 
